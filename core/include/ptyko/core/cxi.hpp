@@ -1,0 +1,94 @@
+#pragma once
+// Reading and writing CXI files (cxidb CXI format 1.6, the layout PyNX,
+// PtyPy, ptychodus and cdtools use). See docs/conventions.md for units and
+// signs. Every reader accepts files written by other programs: integer or
+// float detector types, soft links, missing optional entries; every problem
+// is reported as a one-line UserError naming the file and dataset.
+
+#include <ptyko/core/geometry.hpp>
+#include <ptyko/kernels/types.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ptyko {
+
+using HostFrames = Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::HostSpace>;
+using HostMask = Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, Kokkos::HostSpace>;
+using HostComplex2 = Kokkos::View<Complex<double>**, Kokkos::LayoutRight, Kokkos::HostSpace>;
+using HostComplex3 = Kokkos::View<Complex<double>***, Kokkos::LayoutRight, Kokkos::HostSpace>;
+
+/// What a CXI file holds, read without loading the frames.
+struct CxiInfo {
+  std::string path;
+  std::string data_path;        ///< resolved path of the intensities (soft links followed)
+  std::size_t frames = 0;       ///< N
+  int ny = 0, nx = 0;           ///< frame shape
+  std::string data_type;        ///< "uint16", "int32", "float32", ...
+  std::optional<double> energy_joule, wavelength_m, distance_m, pixel_size_x_m, pixel_size_y_m;
+  bool has_mask = false;
+  int illumination_modes = 0;   ///< 0: no probe guess in the file
+  bool has_truth = false;       ///< /entry_1/ptyko_truth present (simulated by ptyko)
+
+  /// Geometry from the file; wavelength from energy when only that is given.
+  /// Throws UserError naming the missing/invalid entry.
+  Geometry geometry() const;
+};
+
+/// Inspects `path`: checks it is HDF5 with the CXI data and translation
+/// datasets, of consistent shapes. Throws UserError otherwise.
+CxiInfo cxi_inspect(std::string const& path);
+
+/// Translations (N rows of x, y, z in metres) as stored: the sample's
+/// translation relative to the beam. (3, N) files are transposed.
+std::vector<std::array<double, 3>> cxi_read_translations(CxiInfo const& info);
+
+/// Frames `indices` (any order, repeats allowed) as float, in the order
+/// given, centred as stored. Reads only those frames (hyperslab selection of
+/// consecutive runs), so each MPI rank can read just its own.
+/// Throws UserError on out-of-range indices, and on NaN/Inf or negative
+/// values unless `clip_negative` (then negatives become 0).
+HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& indices,
+                           bool clip_negative = false);
+
+/// Detector mask as 1 = measured, 0 = bad (CXI stores nonzero = bad);
+/// an all-ones mask when the file has none.
+HostMask cxi_read_mask(CxiInfo const& info);
+
+/// Probe guess /entry_1/instrument_1/source_1/illumination as (M, ny, nx)
+/// complex; (ny, nx) files give M = 1. Empty View when absent.
+HostComplex3 cxi_read_illumination(CxiInfo const& info);
+
+/// Ground truth written by `ptyko simulate` (absent in real data).
+struct CxiTruth {
+  HostComplex2 object;                             ///< (H, W)
+  HostComplex3 probe;                              ///< (M, D, D)
+  std::vector<std::array<double, 2>> positions_px; ///< (y, x) probe centres
+};
+std::optional<CxiTruth> cxi_read_truth(CxiInfo const& info);
+
+/// Everything `cxi_write` stores.
+struct CxiContents {
+  HostFrames frames;                                ///< (N, D, D), centred
+  std::vector<std::array<double, 3>> translations;  ///< (N) x, y, z metres
+  Geometry geometry;
+  HostMask mask;                                    ///< optional, 1 = measured
+  HostComplex3 illumination;                        ///< optional probe guess
+  std::optional<CxiTruth> truth;                    ///< optional ground truth
+  /// Store frames as uint16/uint32 counts when they are whole numbers
+  /// (as detectors do); else float32.
+  bool integer_frames = true;
+};
+
+/// Writes a CXI 1.6 file (chunked, compressed) to a temporary name in the
+/// same folder, then renames it to `path`: readers never see a half file.
+void cxi_write(std::string const& path, CxiContents const& contents);
+
+}  // namespace ptyko

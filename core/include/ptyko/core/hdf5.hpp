@@ -1,0 +1,129 @@
+#pragma once
+// Thin RAII layer over the HDF5 C API used by ptyko's CXI and result files.
+// Complex arrays are stored as the compound {r, i} (the h5py convention),
+// so Python users open them directly. All errors become one-line UserErrors
+// naming the file and the object.
+
+#include <ptyko/kernels/types.hpp>
+
+#include <hdf5.h>
+
+#include <cstddef>
+#include <complex>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace ptyko::h5 {
+
+/// Owns one hid_t and closes it with the matching H5?close.
+class Handle {
+ public:
+  Handle() = default;
+  explicit Handle(hid_t id) : m_id(id) {}
+  ~Handle() { reset(); }
+  Handle(Handle&& o) noexcept : m_id(std::exchange(o.m_id, H5I_INVALID_HID)) {}
+  Handle& operator=(Handle&& o) noexcept {
+    if (this != &o) {
+      reset();
+      m_id = std::exchange(o.m_id, H5I_INVALID_HID);
+    }
+    return *this;
+  }
+  Handle(Handle const&) = delete;
+  Handle& operator=(Handle const&) = delete;
+  hid_t get() const { return m_id; }
+  operator hid_t() const { return m_id; }
+  bool valid() const { return m_id >= 0; }
+  void reset();
+
+ private:
+  hid_t m_id = H5I_INVALID_HID;
+};
+
+/// An open HDF5 file; `name()` is used in error messages.
+class File {
+ public:
+  /// Opens read-only. UserError if missing, unreadable, not HDF5 or truncated.
+  static File open_read(std::string const& path);
+  /// Creates/truncates for writing.
+  static File create(std::string const& path);
+  hid_t id() const { return m_handle.get(); }
+  std::string const& name() const { return m_name; }
+  /// Flushes and closes now (errors surface here, not in a destructor).
+  void close();
+
+ private:
+  Handle m_handle;
+  std::string m_name;
+};
+
+/// True if `path` resolves to an object (soft links followed; a dangling
+/// link or any missing component gives false).
+bool exists(File const& f, std::string const& path);
+/// Extents of a dataset.
+std::vector<std::size_t> shape(File const& f, std::string const& path);
+/// Short type name: "uint8".."uint64", "int8".."int64", "float32",
+/// "float64", "complex64", "complex128", "string", or "other".
+std::string type_name(File const& f, std::string const& path);
+/// Path of the dataset a (possibly soft-linked) path leads to.
+std::string resolve(File const& f, std::string const& path);
+
+/// Reads a whole numeric dataset converted to T (double, float, int64_t,
+/// uint8_t, ...); complex T reads {r,i} compounds (and real data as real).
+template <class T>
+std::vector<T> read(File const& f, std::string const& path, std::vector<std::size_t>* dims = nullptr);
+/// Reads a scalar (shape () or (1,)) converted to double.
+double read_scalar(File const& f, std::string const& path);
+/// Reads a string dataset or attribute-free scalar string.
+std::string read_string(File const& f, std::string const& path);
+/// Reads rows `rows` (indices along dimension 0, any order) of a dataset of
+/// rank >= 1, converted to float, into `out` (rows.size() * row size values),
+/// in the order given. Consecutive indices are read as one hyperslab block.
+void read_rows(File const& f, std::string const& path, std::vector<std::size_t> const& rows,
+               float* out);
+
+struct WriteOptions {
+  bool compress = true;  ///< deflate level 4 + shuffle on chunked datasets
+};
+/// Writes a dataset (creating parent groups). T: arithmetic or
+/// Kokkos::complex / std::complex of float/double (stored as {r, i}).
+/// `stored_as` optionally names a narrower file type for real data:
+/// "uint16", "uint32", "float32".
+template <class T>
+void write(File const& f, std::string const& path, T const* data,
+           std::vector<std::size_t> const& dims, WriteOptions const& opts = {},
+           std::string const& stored_as = "");
+void write_scalar(File const& f, std::string const& path, double value);
+void write_scalar_int(File const& f, std::string const& path, long long value);
+void write_string(File const& f, std::string const& path, std::string const& value);
+void write_attribute(File const& f, std::string const& object_path, std::string const& name,
+                     std::string const& value);
+void write_attribute(File const& f, std::string const& object_path, std::string const& name,
+                     double value);
+/// Soft link `link_path` -> `target_path` (creating parent groups).
+void soft_link(File const& f, std::string const& target_path, std::string const& link_path);
+
+/// Writing a file safely: content goes to "<path>.tmp-<pid>" in the same
+/// folder; commit() closes and renames it over `path`. Destroyed without
+/// commit() (an exception, a signal handler's exit path) it removes the
+/// temporary, leaving any previous `path` untouched.
+/// Throws UserError (naming the folder) when it is not writable.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string path);
+  ~AtomicFile();
+  AtomicFile(AtomicFile const&) = delete;
+  AtomicFile& operator=(AtomicFile const&) = delete;
+  File& file() { return m_file; }
+  std::string const& path() const { return m_path; }
+  void commit();
+
+ private:
+  std::string m_path, m_tmp;
+  File m_file;
+  bool m_committed = false;
+};
+
+}  // namespace ptyko::h5

@@ -1,0 +1,88 @@
+#include <ptyko/core/geometry.hpp>
+#include <ptyko/kernels/error.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace ptyko {
+
+double Geometry::object_pixel_size_y() const {
+  return wavelength_m * distance_m / (double(detector_size) * pixel_size_y_m);
+}
+
+double Geometry::object_pixel_size_x() const {
+  return wavelength_m * distance_m / (double(detector_size) * pixel_size_x_m);
+}
+
+void Geometry::validate(char const* source) const {
+  auto positive = [](double v) { return std::isfinite(v) && v > 0; };
+  PTYKO_REQUIRE(positive(wavelength_m), source, ": wavelength is ", wavelength_m,
+                " m: give a positive energy (J) or wavelength (m)");
+  PTYKO_REQUIRE(positive(distance_m), source, ": detector distance is ", distance_m,
+                " m: it must be a positive number of metres");
+  PTYKO_REQUIRE(positive(pixel_size_x_m) && positive(pixel_size_y_m), source,
+                ": detector pixel size is ", pixel_size_y_m, " x ", pixel_size_x_m,
+                " m: both must be positive numbers of metres");
+  PTYKO_REQUIRE(detector_size > 1, source, ": frames are ", detector_size, " pixels wide: need at least 2");
+}
+
+std::vector<std::array<double, 2>> probe_positions_from_translations(
+    std::vector<std::array<double, 3>> const& translations, PositionConvention const& conv) {
+  std::vector<std::array<double, 2>> out;
+  out.reserve(translations.size());
+  for (auto const& t : translations) {
+    double tx = t[0], ty = t[1];
+    if (conv.swap_xy) std::swap(tx, ty);
+    if (conv.flip_x) tx = -tx;
+    if (conv.flip_y) ty = -ty;
+    // CXI: the sample moves by t relative to the beam, so the beam sits at -t
+    // in the sample's frame.
+    out.push_back({-ty, -tx});
+  }
+  return out;
+}
+
+std::vector<std::array<double, 3>> translations_from_probe_positions(
+    std::vector<std::array<double, 2>> const& positions_m) {
+  std::vector<std::array<double, 3>> out;
+  out.reserve(positions_m.size());
+  for (auto const& p : positions_m) out.push_back({-p[1], -p[0], 0.0});
+  return out;
+}
+
+ObjectGrid make_object_grid(std::vector<std::array<double, 2>> const& positions_m,
+                            Geometry const& geometry, int margin, std::size_t max_pixels) {
+  PTYKO_REQUIRE(!positions_m.empty(), "no scan positions: the file holds no frames");
+  ObjectGrid grid;
+  grid.pixel_size_y = geometry.object_pixel_size_y();
+  grid.pixel_size_x = geometry.object_pixel_size_x();
+  double ymin = std::numeric_limits<double>::infinity(), xmin = ymin;
+  double ymax = -ymin, xmax = -ymin;
+  for (std::size_t n = 0; n < positions_m.size(); ++n) {
+    double const y = positions_m[n][0] / grid.pixel_size_y;
+    double const x = positions_m[n][1] / grid.pixel_size_x;
+    PTYKO_REQUIRE(std::isfinite(y) && std::isfinite(x), "scan position ", n,
+                  " is not a finite number (NaN or Inf in the translations)");
+    ymin = std::min(ymin, y);
+    ymax = std::max(ymax, y);
+    xmin = std::min(xmin, x);
+    xmax = std::max(xmax, x);
+  }
+  int const D = geometry.detector_size;
+  // The lowest probe centre sits at D/2 + margin so that its patch starts at
+  // `margin`; one extra pixel on the far side serves bilinear interpolation.
+  grid.origin_y = std::ceil(D / 2 + margin - ymin);
+  grid.origin_x = std::ceil(D / 2 + margin - xmin);
+  double const h = std::ceil(ymax - ymin) + D + 2.0 * margin + 2;
+  double const w = std::ceil(xmax - xmin) + D + 2.0 * margin + 2;
+  PTYKO_REQUIRE(h * w <= double(max_pixels), "the scan spans ", ymax - ymin, " x ", xmax - xmin,
+                " object pixels (", h, " x ", w,
+                " object): too large for memory; check the translation units (metres) and the "
+                "geometry (energy, distance, pixel size)");
+  grid.height = int(h);
+  grid.width = int(w);
+  return grid;
+}
+
+}  // namespace ptyko

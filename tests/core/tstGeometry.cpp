@@ -1,0 +1,103 @@
+// Geometry: object pixel size, CXI translation sign, position conventions,
+// object grid extent.
+#include <ptyko/core/geometry.hpp>
+#include <ptyko/kernels/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace {
+
+using namespace ptyko;
+
+Geometry example_geometry() {
+  Geometry g;
+  g.wavelength_m = wavelength_from_energy(8000 * 1.602176634e-19);  // 8 keV
+  g.distance_m = 5.0;
+  g.pixel_size_x_m = g.pixel_size_y_m = 75e-6;
+  g.detector_size = 128;
+  return g;
+}
+
+TEST(Geometry, WavelengthAndObjectPixel) {
+  Geometry g = example_geometry();
+  EXPECT_NEAR(g.wavelength_m, 1.5498e-10, 1e-13);  // 8 keV ~ 1.5498 Angstrom
+  // lambda z / (D p)
+  EXPECT_NEAR(g.object_pixel_size_x(), 1.5498e-10 * 5.0 / (128 * 75e-6), 1e-12);
+  g.pixel_size_y_m = 150e-6;
+  EXPECT_NEAR(g.object_pixel_size_y(), g.object_pixel_size_x() / 2, 1e-15);
+  EXPECT_NEAR(g.energy_joule(), 8000 * 1.602176634e-19, 1e-22);
+}
+
+TEST(Geometry, ValidateNamesTheProblem) {
+  Geometry g = example_geometry();
+  EXPECT_NO_THROW(g.validate("x.cxi"));
+  g.distance_m = 0;
+  try {
+    g.validate("x.cxi");
+    FAIL() << "zero distance accepted";
+  } catch (UserError const& e) {
+    EXPECT_NE(std::string(e.what()).find("x.cxi"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("distance"), std::string::npos);
+  }
+  g = example_geometry();
+  g.pixel_size_x_m = -1;
+  EXPECT_THROW(g.validate("x.cxi"), UserError);
+  g = example_geometry();
+  g.wavelength_m = std::nan("");
+  EXPECT_THROW(g.validate("x.cxi"), UserError);
+}
+
+TEST(Geometry, TranslationSignAndConventions) {
+  // CXI: translation of the sample relative to the beam; the probe sits at -t.
+  std::vector<std::array<double, 3>> t = {{1e-6, 2e-6, 0.0}};
+  auto p = probe_positions_from_translations(t, {});
+  EXPECT_DOUBLE_EQ(p[0][0], -2e-6);  // y
+  EXPECT_DOUBLE_EQ(p[0][1], -1e-6);  // x
+  PositionConvention flip_x;
+  flip_x.flip_x = true;
+  EXPECT_DOUBLE_EQ(probe_positions_from_translations(t, flip_x)[0][1], 1e-6);
+  PositionConvention flip_y;
+  flip_y.flip_y = true;
+  EXPECT_DOUBLE_EQ(probe_positions_from_translations(t, flip_y)[0][0], 2e-6);
+  PositionConvention swap;
+  swap.swap_xy = true;
+  auto s = probe_positions_from_translations(t, swap);
+  EXPECT_DOUBLE_EQ(s[0][0], -1e-6);
+  EXPECT_DOUBLE_EQ(s[0][1], -2e-6);
+  // Round trip through translations.
+  auto back = probe_positions_from_translations(translations_from_probe_positions(p), {});
+  EXPECT_DOUBLE_EQ(back[0][0], p[0][0]);
+  EXPECT_DOUBLE_EQ(back[0][1], p[0][1]);
+}
+
+TEST(Geometry, ObjectGridHoldsEveryPatch) {
+  Geometry g = example_geometry();
+  double const dx = g.object_pixel_size_x();
+  std::vector<std::array<double, 2>> pos = {{-10.3 * dx, 4.2 * dx}, {25.7 * dx, -30.1 * dx}};
+  int const margin = 5;
+  ObjectGrid grid = make_object_grid(pos, g, margin);
+  int const D = g.detector_size;
+  for (auto const& p : pos) {
+    auto px = grid.to_pixels(p);
+    // patch corner and the bilinear far edge inside the object, margin kept
+    EXPECT_GE(px[0] - D / 2, margin - 1e-9);
+    EXPECT_GE(px[1] - D / 2, margin - 1e-9);
+    EXPECT_LE(px[0] - D / 2 + D + 1, grid.height - margin + 1e-9);
+    EXPECT_LE(px[1] - D / 2 + D + 1, grid.width - margin + 1e-9);
+  }
+  // Spanning 36 x 34.3 pixels plus the probe and margins.
+  EXPECT_LE(grid.height, 36 + D + 2 * margin + 3);
+}
+
+TEST(Geometry, ObjectGridRejectsAbsurdExtent) {
+  Geometry g = example_geometry();
+  // Translations in micrometres written as if metres: a 1 m scan.
+  std::vector<std::array<double, 2>> pos = {{0, 0}, {1.0, 1.0}};
+  EXPECT_THROW(make_object_grid(pos, g), UserError);
+  std::vector<std::array<double, 2>> nan_pos = {{0, std::nan("")}};
+  EXPECT_THROW(make_object_grid(nan_pos, g), UserError);
+}
+
+}  // namespace
