@@ -8,6 +8,13 @@ include(${CMAKE_CURRENT_LIST_DIR}/PtykoFindKokkos.cmake)
 ptyko_find_kokkos()
 
 find_package(MPI REQUIRED COMPONENTS C)
+# C++ code that includes mpi.h (ours, and hdf5.h's) must not pull in the
+# deprecated MPI C++ bindings, which would need libmpi_cxx at link time.
+if(NOT TARGET ptyko_deps::mpi)
+  add_library(ptyko_deps::mpi INTERFACE IMPORTED GLOBAL)
+  target_link_libraries(ptyko_deps::mpi INTERFACE MPI::MPI_C)
+  target_compile_definitions(ptyko_deps::mpi INTERFACE OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
+endif()
 
 # Parallel HDF5 (libhdf5-openmpi-dev on Debian); we use its C API only.
 set(HDF5_PREFER_PARALLEL TRUE)
@@ -17,7 +24,7 @@ if(NOT TARGET ptyko_deps::hdf5)
   target_include_directories(ptyko_deps::hdf5 SYSTEM INTERFACE ${HDF5_C_INCLUDE_DIRS})
   target_link_libraries(ptyko_deps::hdf5 INTERFACE ${HDF5_C_LIBRARIES})
   if(HDF5_IS_PARALLEL)
-    target_link_libraries(ptyko_deps::hdf5 INTERFACE MPI::MPI_C)
+    target_link_libraries(ptyko_deps::hdf5 INTERFACE ptyko_deps::mpi)
   endif()
   target_compile_definitions(ptyko_deps::hdf5 INTERFACE ${HDF5_C_DEFINITIONS})
 endif()

@@ -47,7 +47,7 @@ double cost_of(NoiseModel noise, Batch const& s, ComplexView4<double, MemSpace> 
 }
 
 // Central finite difference of the cost along a random direction e compared
-// with 2 Re<G, e>, where G = dL/dPsi^* = -(update direction) for both models.
+// with 2 Re<G, e>, where G = dL/dPsi^* = -(descent direction) for both models.
 void check_gradient(NoiseModel noise, bool with_mask) {
   Batch s(with_mask);
   ExecSpace space;
@@ -55,16 +55,10 @@ void check_gradient(NoiseModel noise, bool with_mask) {
       shifted("shifted", s.B, s.M, s.D, s.D);
   test::fill_random(dir, 5);
   Kokkos::deep_copy(upd, s.Psi);
-  if (noise == NoiseModel::gaussian) {
-    modulus_projection(space, s.B, upd, s.data, s.idx, s.mask, 1e-12);
-    // G = Psi - Psi'
-    auto hu = Kokkos::create_mirror_view_and_copy(Host(), upd);
-    auto hp = Kokkos::create_mirror_view_and_copy(Host(), s.Psi);
-    for (std::size_t k = 0; k < hu.span(); ++k) hu.data()[k] = hp.data()[k] - hu.data()[k];
-    Kokkos::deep_copy(upd, hu);
-  } else {
-    poisson_gradient(space, s.B, upd, s.data, s.idx, s.mask, 1e-12);
-    auto hu = Kokkos::create_mirror_view_and_copy(Host(), upd);
+  // G = dL/dPsi* = -(descent direction)
+  cost_descent_direction(space, noise, s.B, upd, s.data, s.idx, s.mask, 1e-12);
+  {
+    auto hu = test::host_copy(upd);
     for (std::size_t k = 0; k < hu.span(); ++k) hu.data()[k] = -hu.data()[k];
     Kokkos::deep_copy(upd, hu);
   }
@@ -90,6 +84,21 @@ TEST(Fourier, GaussianGradientFiniteDifference) {
 TEST(Fourier, PoissonGradientFiniteDifference) {
   check_gradient(NoiseModel::poisson, false);
   check_gradient(NoiseModel::poisson, true);
+}
+
+TEST(Fourier, GaussianDirectionIsProjectionMinusModel) {
+  Batch a(true), b(true);
+  ExecSpace space;
+  auto psi = test::host_copy(a.Psi);
+  modulus_projection(space, a.B, a.Psi, a.data, a.idx, a.mask, 1e-12);
+  cost_descent_direction(space, NoiseModel::gaussian, b.B, b.Psi, b.data, b.idx, b.mask, 1e-12);
+  auto proj = test::host_copy(a.Psi);
+  auto dir = test::host_copy(b.Psi);
+  for (std::size_t k = 0; k < psi.span(); ++k) {
+    auto expect = proj.data()[k] - psi.data()[k];
+    EXPECT_NEAR(dir.data()[k].real(), expect.real(), 1e-12);
+    EXPECT_NEAR(dir.data()[k].imag(), expect.imag(), 1e-12);
+  }
 }
 
 TEST(Fourier, ModulusProjectionMatchesDataAndKeepsMaskedPixels) {

@@ -5,9 +5,10 @@
 //  * modulus_projection (Gaussian/amplitude noise), fused with its cost
 //      Psi_m <- Psi_m * sqrt(d) / (sqrt(I) + eps)  on measured pixels
 //      cost  =  sum (sqrt(I) - sqrt(d))^2
-//  * poisson_gradient, fused with its cost
-//      Psi_m <- Psi_m * (d / (I + eps) - 1)         on measured pixels, 0 elsewhere
-//      cost  =  sum (I - d - d log((I + eps) / (d + eps)))   (>= 0, 0 at a perfect fit)
+//  * cost_descent_direction, fused with its cost: -dL/dPsi*, 0 on masked pixels
+//      Gaussian  Psi_m <- Psi_m (sqrt(d) / (sqrt(I) + eps) - 1)
+//      Poisson   Psi_m <- Psi_m (d / (I + eps) - 1)
+//      Poisson cost = sum (I - d - d log((I + eps) / (d + eps)))   (>= 0, 0 at a perfect fit)
 // Masked pixels (mask == 0) are never compared with the data: the modulus
 // projection keeps the model value there and the costs skip them.
 
@@ -43,8 +44,9 @@ void far_field_intensity(ExecSpace const& space, int B, ComplexView4<T, Mem> con
 
 namespace impl {
 // Loops over the (b, i, j) detector pixels of a batch, with the frame's
-// measured data d and the model intensity I; `op` updates Psi in place and
-// returns the pixel's cost. Returns the total cost (blocking: a host scalar).
+// measured data d and the model intensity I. Ops with `modifies` scale every
+// mode of Psi by op.factor(I, d); on masked pixels by op.masked_factor.
+// Returns the total cost over measured pixels (blocking: a host scalar).
 template <class ExecSpace, class T, class Mem, class DataView, class Op>
 double fourier_pixel_reduce(ExecSpace const& space, char const* label, int B,
                             ComplexView4<T, Mem> const& Psi, DataView const& data,
@@ -63,7 +65,12 @@ double fourier_pixel_reduce(ExecSpace const& space, char const* label, int B,
         int const b = int(k / (std::size_t(D) * D));
         int const i = int((k / D) % D);
         int const j = int(k % D);
-        if (has_mask && msk(i, j) == 0) return;
+        if (has_mask && msk(i, j) == 0) {
+          if constexpr (Op::modifies && Op::masked_factor != 1) {
+            for (int m = 0; m < M; ++m) F(b, m, i, j) *= T(Op::masked_factor);
+          }
+          return;
+        }
         T I = 0;
         for (int m = 0; m < M; ++m) I += math::norm2(F(b, m, i, j));
         T const meas = T(d(idx(b), i, j));
@@ -77,34 +84,53 @@ double fourier_pixel_reduce(ExecSpace const& space, char const* label, int B,
   return cost;
 }
 
+// Gaussian (amplitude) noise. Cost (sqrt(I) - sqrt(d))^2.
 template <class T>
-struct GaussianOp {
-  static constexpr bool modifies = true;
+struct GaussianCost {
   T eps;
-  KOKKOS_INLINE_FUNCTION T factor(T I, T d) const { return math::sqrt(d) / (math::sqrt(I) + eps); }
   KOKKOS_INLINE_FUNCTION T cost(T I, T d) const {
     T const r = math::sqrt(I) - math::sqrt(d);
     return r * r;
   }
 };
-
+// Poisson noise, deviance form: I - d - d log((I + eps) / (d + eps)).
 template <class T>
-struct PoissonOp {
-  static constexpr bool modifies = true;
+struct PoissonCost {
   T eps;
-  KOKKOS_INLINE_FUNCTION T factor(T I, T d) const { return d / (I + eps) - T(1); }
   KOKKOS_INLINE_FUNCTION T cost(T I, T d) const {
     return I - d - d * math::log((I + eps) / (d + eps));
   }
 };
 
-template <class T>
-struct GaussianCostOp : GaussianOp<T> {
+template <class Cost>
+struct MeasureOnly : Cost {
   static constexpr bool modifies = false;
+  static constexpr int masked_factor = 1;
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T factor(T, T) const { return T(1); }
 };
+// Psi -> Psi' = Psi sqrt(d) / (sqrt(I) + eps); masked pixels keep Psi.
 template <class T>
-struct PoissonCostOp : PoissonOp<T> {
-  static constexpr bool modifies = false;
+struct ModulusProjection : GaussianCost<T> {
+  static constexpr bool modifies = true;
+  static constexpr int masked_factor = 1;
+  KOKKOS_INLINE_FUNCTION T factor(T I, T d) const { return math::sqrt(d) / (math::sqrt(I) + this->eps); }
+};
+// Psi -> Psi' - Psi = -dL/dPsi* of the Gaussian cost; 0 on masked pixels.
+template <class T>
+struct GaussianDirection : GaussianCost<T> {
+  static constexpr bool modifies = true;
+  static constexpr int masked_factor = 0;
+  KOKKOS_INLINE_FUNCTION T factor(T I, T d) const {
+    return math::sqrt(d) / (math::sqrt(I) + this->eps) - T(1);
+  }
+};
+// Psi -> Psi (d / (I + eps) - 1) = -dL/dPsi* of the Poisson cost; 0 on masked pixels.
+template <class T>
+struct PoissonDirection : PoissonCost<T> {
+  static constexpr bool modifies = true;
+  static constexpr int masked_factor = 0;
+  KOKKOS_INLINE_FUNCTION T factor(T I, T d) const { return d / (I + this->eps) - T(1); }
 };
 }  // namespace impl
 
@@ -116,33 +142,23 @@ double modulus_projection(ExecSpace const& space, int B, ComplexView4<T, Mem> co
                           DataView const& data, IndexView<Mem> const& indices,
                           MaskView<Mem> const& mask, T eps) {
   return impl::fourier_pixel_reduce(space, "ptyko::modulus_projection", B, Psi, data, indices, mask,
-                                    impl::GaussianOp<T>{eps});
+                                    impl::ModulusProjection<T>{{eps}});
 }
 
-/// Poisson gradient direction chi = Psi (d / (I + eps) - 1) in place, zero on
-/// masked pixels. Returns the Poisson cost of the Psi it received (blocking).
+/// Replaces Psi by the descent direction of the cost, -dL/dPsi*, zero on
+/// masked pixels: Gaussian Psi' - Psi (the modulus projection's step), or
+/// Poisson Psi (d / (I + eps) - 1). Returns the cost of the Psi it received
+/// (blocking).
 template <class ExecSpace, class T, class Mem, class DataView>
-double poisson_gradient(ExecSpace const& space, int B, ComplexView4<T, Mem> const& Psi,
-                        DataView const& data, IndexView<Mem> const& indices,
-                        MaskView<Mem> const& mask, T eps) {
-  // Masked pixels must not pull the model: zero them after the update.
-  double const cost = impl::fourier_pixel_reduce(space, "ptyko::poisson_gradient", B, Psi, data,
-                                                 indices, mask, impl::PoissonOp<T>{eps});
-  if (mask.extent(0) > 0) {
-    int const M = int(Psi.extent(1));
-    int const D = int(Psi.extent(2));
-    auto F = Psi;
-    auto msk = mask;
-    Kokkos::parallel_for(
-        "ptyko::poisson_gradient::mask",
-        Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(B) * M * D * D),
-        KOKKOS_LAMBDA(std::size_t k) {
-          int const i = int((k / D) % D);
-          int const j = int(k % D);
-          if (msk(i, j) == 0) F.data()[k] = Complex<T>(0);
-        });
+double cost_descent_direction(ExecSpace const& space, NoiseModel noise, int B,
+                              ComplexView4<T, Mem> const& Psi, DataView const& data,
+                              IndexView<Mem> const& indices, MaskView<Mem> const& mask, T eps) {
+  if (noise == NoiseModel::gaussian) {
+    return impl::fourier_pixel_reduce(space, "ptyko::cost_descent_direction::gaussian", B, Psi,
+                                      data, indices, mask, impl::GaussianDirection<T>{{eps}});
   }
-  return cost;
+  return impl::fourier_pixel_reduce(space, "ptyko::cost_descent_direction::poisson", B, Psi, data,
+                                    indices, mask, impl::PoissonDirection<T>{{eps}});
 }
 
 /// Cost of the model far fields Psi against the data under `noise`, without
@@ -153,10 +169,10 @@ double data_cost(ExecSpace const& space, NoiseModel noise, int B, ComplexView4<T
                  T eps) {
   if (noise == NoiseModel::gaussian) {
     return impl::fourier_pixel_reduce(space, "ptyko::data_cost::gaussian", B, Psi, data, indices,
-                                      mask, impl::GaussianCostOp<T>{{eps}});
+                                      mask, impl::MeasureOnly<impl::GaussianCost<T>>{{eps}});
   }
   return impl::fourier_pixel_reduce(space, "ptyko::data_cost::poisson", B, Psi, data, indices, mask,
-                                    impl::PoissonCostOp<T>{{eps}});
+                                    impl::MeasureOnly<impl::PoissonCost<T>>{{eps}});
 }
 
 }  // namespace ptyko

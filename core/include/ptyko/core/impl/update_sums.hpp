@@ -1,0 +1,95 @@
+#pragma once
+// Per-batch sums shared by the PIE-family and LSQML solvers: from the
+// real-space exit-wave updates delta (B, M, D, D) of a batch,
+//   obj_num   = sum_b S_b^T sum_m conj(P_m) delta(b, m)     (H, W) complex
+//   obj_w     = sum_b S_b^T sum_m |P_m|^2                    (H, W) real
+//   probe_num = sum_b conj(S_b O) delta(b, .)                (M, D, D) complex
+//   probe_w   = sum_b |S_b O|^2                              (D, D) real
+// then summed over ranks through Sync. Buffers are allocated once.
+
+#include <ptyko/core/sync.hpp>
+#include <ptyko/kernels/exit_wave.hpp>
+#include <ptyko/kernels/forward.hpp>
+#include <ptyko/kernels/patch.hpp>
+#include <ptyko/kernels/update.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+
+namespace ptyko::impl {
+
+template <class T, class ExecSpace>
+class UpdateSums {
+ public:
+  using Mem = typename ExecSpace::memory_space;
+  ComplexView2<T, Mem> obj_num;
+  RealView2<T, Mem> obj_w;
+  ComplexView3<T, Mem> probe_num;
+  RealView2<T, Mem> probe_w;
+
+  UpdateSums() = default;
+  UpdateSums(ExecSpace const& space, int H, int W, int M, int D, int max_batch)
+      : obj_num(Kokkos::view_alloc(space, "ptyko::UpdateSums::obj_num"), H, W),
+        obj_w(Kokkos::view_alloc(space, "ptyko::UpdateSums::obj_w"), H, W),
+        probe_num(Kokkos::view_alloc(space, "ptyko::UpdateSums::probe_num"), M, D, D),
+        probe_w(Kokkos::view_alloc(space, "ptyko::UpdateSums::probe_w"), D, D),
+        m_probe_int(Kokkos::view_alloc(space, "ptyko::UpdateSums::probe_intensity"), D, D),
+        m_products(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::UpdateSums::products"),
+                   max_batch, D, D) {}
+
+  void zero(ExecSpace const& space, bool probe) {
+    Kokkos::deep_copy(space, obj_num, Complex<T>(0));
+    Kokkos::deep_copy(space, obj_w, T(0));
+    if (probe) {
+      Kokkos::deep_copy(space, probe_num, Complex<T>(0));
+      Kokkos::deep_copy(space, probe_w, T(0));
+    }
+  }
+
+  /// Adds the batch's contributions; `patches` must hold S_b O of the batch.
+  void accumulate(ExecSpace const& space, ComplexView3<T, Mem> const& probe,
+                  ComplexView3<T, Mem> const& patches, PositionView<T, Mem> const& positions,
+                  IndexView<Mem> const& idx, ComplexView4<T, Mem> const& delta, bool probe_sums) {
+    int const B = int(idx.extent(0));
+    if (B == 0) return;
+    int const D = int(probe.extent(1));
+    probe_adjoint_product(space, B, probe, delta, m_products);
+    add_patches(space, Kokkos::subview(m_products, std::make_pair(0, B), Kokkos::ALL, Kokkos::ALL),
+                positions, idx, obj_num);
+    add_illumination(space, probe, positions, idx, obj_w);
+    if (probe_sums) {
+      patch_adjoint_product(space, B, patches, delta, probe_num);
+      add_patch_intensity(space, B, patches, probe_w);
+    }
+    (void)D;
+  }
+
+  /// obj_w += sum_b S_b^T sum_m |P_m|^2 for the positions `idx`.
+  void add_illumination(ExecSpace const& space, ComplexView3<T, Mem> const& probe,
+                        PositionView<T, Mem> const& positions, IndexView<Mem> const& idx,
+                        RealView2<T, Mem> const& target) {
+    int const B = int(idx.extent(0));
+    if (B == 0) return;
+    probe_intensity(space, probe, m_probe_int);
+    auto pint = m_probe_int;
+    scatter_add_patches(
+        space, B, int(probe.extent(1)), positions, idx, target,
+        KOKKOS_LAMBDA(int, int i, int j) { return pint(i, j); }, "ptyko::UpdateSums::illumination");
+  }
+
+  /// Sums over ranks; returns the global maxima of obj_w and probe_w.
+  std::array<double, 2> reduce(ExecSpace const& space, Sync<T, ExecSpace>& sync, bool probe) {
+    sync.sum_object(space, obj_num, obj_w);
+    if (probe) sync.sum_probe(space, probe_num, probe_w);
+    std::array<double, 2> maxima{max_value(space, obj_w), probe ? max_value(space, probe_w) : 0.0};
+    sync.max(maxima.data(), 2);
+    return maxima;
+  }
+
+ private:
+  RealView2<T, Mem> m_probe_int;
+  ComplexView3<T, Mem> m_products;
+};
+
+}  // namespace ptyko::impl

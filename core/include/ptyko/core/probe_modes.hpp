@@ -1,0 +1,47 @@
+#pragma once
+// Probe initialisation and the operations on incoherent probe modes that the
+// solvers share: orthogonalisation (Gram-matrix eigen-decomposition, sorted
+// by power), power measurement and normalisation, support constraint.
+
+#include <ptyko/core/cxi.hpp>
+#include <ptyko/kernels/types.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace ptyko {
+
+/// Initial probe from data alone: the back-propagated square root of the
+/// mean diffraction pattern (corner-centred, D x D) with a smooth random phase
+/// of about 1 rad in the detector plane (which breaks the flat-phase symmetry
+/// a real-space disc suffers from), centred in real space. Extra modes are
+/// mode 0 times smooth random fields, at 5 % of its power, then
+/// orthogonalised. Scaled so that the summed power of all modes is `power`.
+HostComplex3 initial_probe_from_pattern(std::vector<double> const& mean_pattern_corner, int D,
+                                        int modes, std::uint64_t seed, double power);
+
+/// Uses a given probe (e.g. the file's illumination), adding modes as above
+/// when it has fewer than `modes` and dropping the weakest when it has more;
+/// scaled to `power`.
+HostComplex3 initial_probe_from_guess(HostComplex3 const& guess, int modes, std::uint64_t seed,
+                                      double power);
+
+/// Makes the modes orthogonal and sorts them by decreasing power, without
+/// changing the incoherent sum sum_m |P_m|^2 of the model they describe
+/// (a unitary recombination). Returns each mode's power. Blocking.
+template <class T, class ExecSpace>
+std::vector<double> orthogonalize_modes(ExecSpace const& space,
+                                        ComplexView3<T, typename ExecSpace::memory_space> const& probe);
+
+/// Power sum_{i,j} |P_m(i, j)|^2 of each mode. Blocking.
+template <class T, class ExecSpace>
+std::vector<double> mode_powers(ExecSpace const& space,
+                                ComplexView3<T, typename ExecSpace::memory_space> const& probe);
+
+/// Multiplies every mode by a soft-edged disc of `radius` pixels around the
+/// probe centre (D/2, D/2): the optional probe support constraint. Non-blocking.
+template <class T, class ExecSpace>
+void apply_probe_support(ExecSpace const& space,
+                         ComplexView3<T, typename ExecSpace::memory_space> const& probe, double radius);
+
+}  // namespace ptyko

@@ -1,0 +1,73 @@
+#pragma once
+// Runs a solver epoch by epoch on one rank's share of a dataset: global
+// batches, probe-update schedule, mode orthogonalisation, probe support and
+// the object/probe scale normalisation, cost bookkeeping. The driver (or a
+// test) builds the LocalData and the Sync, then calls step() per epoch.
+
+#include <ptyko/core/cxi.hpp>
+#include <ptyko/core/solver.hpp>
+#include <ptyko/core/state.hpp>
+#include <ptyko/core/sync.hpp>
+
+#include <array>
+#include <memory>
+#include <vector>
+
+namespace ptyko {
+
+struct EpochReport {
+  int epoch = 0;            ///< 1-based number of the epoch just run
+  double cost = 0;          ///< mean cost per frame (NaN when not measured)
+  double seconds = 0;       ///< wall time of the epoch on this rank
+  double bytes = 0;         ///< bytes this rank moved in the epoch
+  std::vector<double> mode_power_fractions;
+};
+
+/// Mean diffraction pattern over all ranks' frames (corner-centred D x D, on
+/// the host) and the mean total counts per frame over measured pixels.
+/// Collective.
+template <class T, class ExecSpace>
+std::pair<std::vector<double>, double> mean_pattern(ExecSpace const& space, LocalData<T, ExecSpace> const& data,
+                                                    Sync<T, ExecSpace>& sync);
+
+/// An initial state: object tile of ones (H, W), probe from `guess` when it
+/// has modes, else from the mean pattern; probe power set to the mean counts.
+/// Identical on every rank for the same seed. Collective (mean pattern).
+template <class T, class ExecSpace>
+State<T, ExecSpace> initial_state(ExecSpace const& space, LocalData<T, ExecSpace> const& data,
+                                  Sync<T, ExecSpace>& sync, int tile_height, int tile_width,
+                                  HostComplex3 const& guess, int modes, std::uint64_t seed);
+
+template <class T, class ExecSpace>
+class Reconstruction {
+ public:
+  /// \param all_positions  probe centres of every frame of the dataset (all
+  ///                       ranks), in global object pixels: the global batches
+  ///                       are computed from them.
+  Reconstruction(ExecSpace const& space, LocalData<T, ExecSpace> data, State<T, ExecSpace> state,
+                 SolverOptions options, Sync<T, ExecSpace>& sync,
+                 std::vector<std::array<double, 2>> const& all_positions);
+  ~Reconstruction();
+
+  /// Runs one epoch. Collective.
+  EpochReport step();
+  bool done() const { return m_state.epoch >= m_options.epochs; }
+
+  State<T, ExecSpace>& state() { return m_state; }
+  State<T, ExecSpace> const& state() const { return m_state; }
+  LocalData<T, ExecSpace> const& data() const { return m_data; }
+  SolverOptions const& options() const { return m_options; }
+  double target_probe_power() const { return m_power; }
+
+ private:
+  ExecSpace m_space;
+  LocalData<T, ExecSpace> m_data;
+  State<T, ExecSpace> m_state;
+  SolverOptions m_options;
+  Sync<T, ExecSpace>& m_sync;
+  std::unique_ptr<Solver<T, ExecSpace>> m_solver;
+  std::vector<LocalBatch<ExecSpace>> m_batches;
+  double m_power = 0;  ///< measured mean counts per frame
+};
+
+}  // namespace ptyko

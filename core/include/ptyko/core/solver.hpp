@@ -1,0 +1,82 @@
+#pragma once
+// Solvers: one interface (an epoch over global mini-batches), a registry from
+// names to solvers, and the options they share. Solvers are MPI-free: every
+// sum that spans positions of several ranks goes through Sync.
+
+#include <ptyko/core/batching.hpp>
+#include <ptyko/core/state.hpp>
+#include <ptyko/core/sync.hpp>
+#include <ptyko/kernels/fourier.hpp>
+#include <ptyko/kernels/types.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ptyko {
+
+/// Which positions the object/probe preconditioners sum over.
+enum class IlluminationNorm {
+  batch,  ///< the current mini-batch (converges best; the default)
+  all     ///< all positions, recomputed once per epoch (tike's choice)
+};
+
+struct SolverOptions {
+  std::string solver = "lsqml";
+  int epochs = 100;
+  int batch_size = 0;       ///< 0: the solver's default
+  BatchingScheme batching = BatchingScheme::sparse;
+  NoiseModel noise = NoiseModel::gaussian;
+  double alpha = -1;        ///< object regularisation (rPIE/LSQML); < 0: default
+  double beta = -1;         ///< probe regularisation (rPIE/LSQML) or RAAR relaxation; < 0: default
+  int probe_update_start = -1;  ///< first epoch that updates the probe; < 0: default
+  bool update_probe = true;
+  int modes = 0;            ///< probe modes; 0: the file's guess's count, else 1
+  std::uint64_t seed = 1;
+  double probe_support = 0; ///< support radius in pixels (0: none)
+  bool object_clip = false; ///< clip |O| <= 1 after each update
+  int rescale_every = 10;   ///< epochs between object/probe scale normalisations (0: never)
+  int cost_every = 1;       ///< DM/RAAR: epochs between true model-cost evaluations
+  IlluminationNorm illumination = IlluminationNorm::batch;
+};
+
+/// Fills the "< 0 / 0 means default" fields of `o` for its solver and
+/// checks ranges; throws UserError naming the option.
+void resolve_solver_defaults(SolverOptions& o, std::size_t frames);
+
+/// One global mini-batch as seen by one rank.
+template <class ExecSpace>
+struct LocalBatch {
+  IndexView<typename ExecSpace::memory_space> local;  ///< this rank's frames in it
+  int global_size = 0;                                ///< positions over all ranks
+};
+
+template <class T, class ExecSpace>
+class Solver {
+ public:
+  using Data = LocalData<T, ExecSpace>;
+  using St = State<T, ExecSpace>;
+  using SyncT = Sync<T, ExecSpace>;
+  using Batch = LocalBatch<ExecSpace>;
+
+  virtual ~Solver() = default;
+  virtual std::string name() const = 0;
+  /// Allocates work buffers once for the run. `max_local_batch` is the most
+  /// frames of one batch this rank holds.
+  virtual void setup(ExecSpace const& space, Data const& data, St const& state,
+                     SolverOptions const& options, int max_local_batch) = 0;
+  /// Runs one epoch over `batches` in the given order, updating the object
+  /// and (if `update_probe`) the probe. Returns the cost summed over this
+  /// rank's frames. Collective over the ranks behind `sync`.
+  virtual double epoch(ExecSpace const& space, Data const& data, St& state,
+                       std::vector<Batch const*> const& batches, SyncT& sync, bool update_probe) = 0;
+};
+
+/// Names accepted by make_solver, in the order shown to users.
+std::vector<std::string> solver_names();
+/// A new solver by name; throws UserError listing the valid names.
+template <class T, class ExecSpace>
+std::unique_ptr<Solver<T, ExecSpace>> make_solver(std::string const& name);
+
+}  // namespace ptyko

@@ -1,0 +1,54 @@
+#pragma once
+// What a reconstruction works on, per rank:
+//  * LocalData: this rank's frames (corner-centred intensities), their probe
+//    positions in the rank's object tile, and the detector mask;
+//  * State: the object tile, the probe modes, and the history that a
+//    checkpoint must keep.
+// Both live in the memory space of the execution space the solvers run on.
+
+#include <ptyko/kernels/types.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace ptyko {
+
+template <class T, class ExecSpace>
+struct LocalData {
+  using memory_space = typename ExecSpace::memory_space;
+  /// (n, D, D) measured intensities, zero frequency at [0][0].
+  RealView3<float, memory_space> frames;
+  /// (n, 2) probe centres (y, x) in pixels of this rank's object tile.
+  PositionView<T, memory_space> positions;
+  /// (D, D) 1 = measured; extent 0 when every pixel is measured.
+  MaskView<memory_space> mask;
+  /// File frame index of each local frame (global numbering).
+  std::vector<std::size_t> frame_ids;
+  /// Global number of frames over all ranks.
+  std::size_t global_frames = 0;
+
+  int local_frames() const { return int(frames.extent(0)); }
+  int detector() const { return int(frames.extent(1)); }
+};
+
+template <class T, class ExecSpace>
+struct State {
+  using memory_space = typename ExecSpace::memory_space;
+  ComplexView2<T, memory_space> object;  ///< (H, W) this rank's tile
+  ComplexView3<T, memory_space> probe;   ///< (M, D, D) probe modes
+  /// Pixel of the global object at the tile's (0, 0).
+  int tile_y = 0, tile_x = 0;
+  int epoch = 0;                         ///< epochs completed
+  std::vector<double> cost;              ///< mean cost per frame, per epoch
+  std::vector<double> epoch_seconds;
+  std::vector<double> bytes_moved;       ///< per epoch, this rank
+  std::uint64_t rng_state = 0;           ///< batch-order generator, for resume
+
+  int modes() const { return int(probe.extent(0)); }
+};
+
+}  // namespace ptyko

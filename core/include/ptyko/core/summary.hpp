@@ -1,0 +1,43 @@
+#pragma once
+// `ptyko info`: what a CXI file holds, in the numbers a beamline scientist
+// checks before a reconstruction. Works on files from any program.
+
+#include <ptyko/core/cxi.hpp>
+#include <ptyko/core/geometry.hpp>
+
+#include <string>
+
+namespace ptyko {
+
+struct DatasetSummary {
+  CxiInfo info;
+  bool geometry_ok = false;
+  std::string geometry_problem;  ///< why the geometry is unusable, if it is
+  Geometry geometry;
+  // Counts per frame over measured pixels.
+  double counts_mean = 0, counts_min = 0, counts_max = 0, max_pixel = 0;
+  std::size_t empty_frames = 0;
+  double mask_coverage = 1;  ///< fraction of detector pixels measured
+  // Scan, in metres and object pixels (when the geometry is usable).
+  double scan_extent_y_m = 0, scan_extent_x_m = 0;
+  int object_height = 0, object_width = 0;
+  double step_px = 0;
+  double probe_diameter_px = 0;
+  bool probe_from_file = false;  ///< diameter from the illumination, else estimated from the data
+  double overlap = 0;
+};
+
+/// Reads `path` (all frames, in chunks) and computes the summary. Throws
+/// UserError for files that cannot be read as CXI at all.
+DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& conv = {});
+
+/// Multi-line human-readable report.
+std::string format_summary(DatasetSummary const& s);
+
+/// Probe diameter (pixels, 90 %-power disc) estimated from a mean diffraction
+/// pattern (centred, D x D): the inverse DFT of the mean intensity is the
+/// exit wave's autocorrelation; for a Gaussian-like probe its 90 %-power
+/// radius times sqrt(2) approximates the probe's 90 %-power diameter.
+double estimate_probe_diameter_px(std::vector<double> const& mean_pattern_centred, int D);
+
+}  // namespace ptyko

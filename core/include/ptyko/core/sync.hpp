@@ -1,0 +1,84 @@
+#pragma once
+// The small synchronisation interface solvers call for every sum that spans
+// more than one rank's positions. Solvers never call MPI: parallel/ provides
+// the full-sync and neighbour-consensus implementations, core/ the
+// single-process one (LocalSync) used when everything lives in one process.
+//
+// Object-shaped fields are the rank's local object tile (the whole object for
+// full-sync, the rank's domain plus halo for neighbour-consensus); after
+// sum_object every pixel of the tile holds the sum over all ranks of the
+// contributions to that pixel.
+
+#include <ptyko/kernels/types.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+#include <string>
+
+namespace ptyko {
+
+template <class T, class ExecSpace>
+class Sync {
+ public:
+  using memory_space = typename ExecSpace::memory_space;
+  using ComplexField = ComplexView2<T, memory_space>;
+  using RealField = RealView2<T, memory_space>;
+  using ProbeField = ComplexView3<T, memory_space>;
+
+  virtual ~Sync() = default;
+
+  /// Sums a complex and a real object-shaped field (numerator and weight of
+  /// an object update) over all ranks' contributions, in place. Collective.
+  virtual void sum_object(ExecSpace const& space, ComplexField const& numerator,
+                          RealField const& weight) = 0;
+  /// Sums probe-shaped fields (M, D, D) and a (D, D) weight, in place. Collective.
+  virtual void sum_probe(ExecSpace const& space, ProbeField const& numerator,
+                         RealField const& weight) = 0;
+  /// Sums / maximises host scalars over ranks, in place. Collective.
+  virtual void sum(double* values, int count) = 0;
+  virtual void max(double* values, int count) = 0;
+
+  /// Called after each batch's update: strategies that sum only every k
+  /// batches reconcile the object here (tike-style consensus). Collective.
+  virtual void after_batch(ExecSpace const&, ComplexField const& /*object*/,
+                           RealField const& /*illumination*/) {}
+  /// Called at the end of every epoch: every rank must leave with the same
+  /// probe. Collective.
+  virtual void end_epoch(ExecSpace const&, ComplexField const& /*object*/,
+                         ProbeField const& /*probe*/, RealField const& /*illumination*/) {}
+
+  /// Bytes this rank sent and received since the last call (for progress).
+  virtual std::size_t take_bytes_moved() { return 0; }
+  /// Number of ranks taking part.
+  virtual int ranks() const { return 1; }
+  virtual std::string name() const = 0;
+
+  /// Convenience for one scalar.
+  double sum(double v) {
+    sum(&v, 1);
+    return v;
+  }
+  double max(double v) {
+    max(&v, 1);
+    return v;
+  }
+};
+
+/// Single-process synchronisation: every sum is already global.
+template <class T, class ExecSpace>
+class LocalSync final : public Sync<T, ExecSpace> {
+ public:
+  using typename Sync<T, ExecSpace>::ComplexField;
+  using typename Sync<T, ExecSpace>::RealField;
+  using typename Sync<T, ExecSpace>::ProbeField;
+  using Sync<T, ExecSpace>::sum;
+  using Sync<T, ExecSpace>::max;
+  void sum_object(ExecSpace const&, ComplexField const&, RealField const&) override {}
+  void sum_probe(ExecSpace const&, ProbeField const&, RealField const&) override {}
+  void sum(double*, int) override {}
+  void max(double*, int) override {}
+  std::string name() const override { return "local"; }
+};
+
+}  // namespace ptyko

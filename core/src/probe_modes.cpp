@@ -1,0 +1,223 @@
+#include <ptyko/core/fftshift.hpp>
+#include <ptyko/core/hermitian_eigen.hpp>
+#include <ptyko/core/probe_modes.hpp>
+#include <ptyko/kernels/compat.hpp>
+#include <ptyko/kernels/error.hpp>
+#include <ptyko/kernels/fft.hpp>
+
+#include <KokkosBlas3_gemm.hpp>
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <complex>
+#include <random>
+
+namespace ptyko {
+namespace {
+
+using HostExec = Kokkos::DefaultHostExecutionSpace;
+using cplx = std::complex<double>;
+
+// A smooth random real field (D x D, unit RMS): white noise low-passed by a
+// Gaussian of width `sigma` pixels in Fourier space (periodic).
+std::vector<double> smooth_random_field(int D, double sigma, std::mt19937_64& rng) {
+  std::normal_distribution<double> g(0, 1);
+  HostExec space;
+  ComplexView3<double, Kokkos::HostSpace> f("ptyko::probe::noise", 1, D, D);
+  for (std::size_t k = 0; k < f.span(); ++k) f.data()[k] = g(rng);
+  BatchedFFT2D<double, HostExec> fft(space, 1, D, D);
+  fft.forward(space, f, f);
+  for (int y = 0; y < D; ++y)
+    for (int x = 0; x < D; ++x) {
+      double const ky = y < (D + 1) / 2 ? y : y - D, kx = x < (D + 1) / 2 ? x : x - D;
+      // frequency cut-off D / (2 pi sigma)
+      double const s = 2 * M_PI * sigma / D;
+      f(0, y, x) *= std::exp(-0.5 * (ky * ky + kx * kx) * s * s);
+    }
+  fft.inverse(space, f, f);
+  std::vector<double> out(std::size_t(D) * D);
+  double rms = 0;
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    out[k] = f.data()[k].real();
+    rms += out[k] * out[k];
+  }
+  rms = std::sqrt(rms / double(out.size()));
+  for (auto& v : out) v /= rms > 0 ? rms : 1;
+  return out;
+}
+
+// Orthogonalises host modes (Gram-Schmidt in order) and scales the total
+// power to `power`.
+void orthonormalise_and_scale(HostComplex3 const& p, double power) {
+  int const M = int(p.extent(0));
+  std::size_t const n = p.extent(1) * p.extent(2);
+  for (int m = 0; m < M; ++m) {
+    Complex<double>* pm = &p(m, 0, 0);
+    for (int k = 0; k < m; ++k) {
+      Complex<double> const* pk = &p(k, 0, 0);
+      Complex<double> num = 0;
+      double den = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        num += Kokkos::conj(pk[i]) * pm[i];
+        den += Kokkos::abs(pk[i]) * Kokkos::abs(pk[i]);
+      }
+      if (den > 0)
+        for (std::size_t i = 0; i < n; ++i) pm[i] -= (num / den) * pk[i];
+    }
+  }
+  double total = 0;
+  for (std::size_t i = 0; i < p.span(); ++i) total += Kokkos::abs(p.data()[i]) * Kokkos::abs(p.data()[i]);
+  PTYKO_REQUIRE(total > 0, "the initial probe is zero everywhere: the data hold no counts");
+  double const f = std::sqrt(power / total);
+  for (std::size_t i = 0; i < p.span(); ++i) p.data()[i] *= f;
+}
+
+// Fills modes 1.. of `p` from mode 0 times smooth random complex fields, at
+// 5 % of mode 0's power each.
+void add_perturbed_modes(HostComplex3 const& p, int first, std::mt19937_64& rng) {
+  int const M = int(p.extent(0)), D = int(p.extent(1));
+  double p0 = 0;
+  for (int y = 0; y < D; ++y)
+    for (int x = 0; x < D; ++x) p0 += Kokkos::abs(p(0, y, x)) * Kokkos::abs(p(0, y, x));
+  for (int m = first; m < M; ++m) {
+    auto re = smooth_random_field(D, D / 8.0, rng);
+    auto im = smooth_random_field(D, D / 8.0, rng);
+    double pm = 0;
+    for (int y = 0; y < D; ++y)
+      for (int x = 0; x < D; ++x) {
+        std::size_t const k = std::size_t(y) * D + x;
+        p(m, y, x) = p(0, y, x) * Complex<double>(re[k], im[k]);
+        pm += Kokkos::abs(p(m, y, x)) * Kokkos::abs(p(m, y, x));
+      }
+    double const f = pm > 0 ? std::sqrt(0.05 * p0 / pm) : 0;
+    for (int y = 0; y < D; ++y)
+      for (int x = 0; x < D; ++x) p(m, y, x) *= f;
+  }
+}
+
+}  // namespace
+
+HostComplex3 initial_probe_from_pattern(std::vector<double> const& mean_corner, int D, int modes,
+                                        std::uint64_t seed, double power) {
+  PTYKO_ASSERT(mean_corner.size() == std::size_t(D) * D, "mean pattern is not ", D, " x ", D);
+  std::mt19937_64 rng(seed ^ 0x70726f6265ULL);
+  auto phase = smooth_random_field(D, D / 16.0, rng);
+  HostExec space;
+  ComplexView3<double, Kokkos::HostSpace> far("ptyko::probe::far", 1, D, D);
+  for (std::size_t k = 0; k < far.span(); ++k) {
+    double const amp = std::sqrt(std::max(mean_corner[k], 0.0));
+    far.data()[k] = Complex<double>(amp * std::cos(phase[k]), amp * std::sin(phase[k]));
+  }
+  BatchedFFT2D<double, HostExec> fft(space, 1, D, D);
+  fft.inverse(space, far, far);
+  HostComplex3 probe("ptyko::probe::initial", modes, D, D);
+  // Back-propagation puts the probe centre at pixel (0, 0); ptyko's probe
+  // centre is (D/2, D/2).
+  fftshift2(&far(0, 0, 0), &probe(0, 0, 0), D, D);
+  add_perturbed_modes(probe, 1, rng);
+  orthonormalise_and_scale(probe, power);
+  return probe;
+}
+
+HostComplex3 initial_probe_from_guess(HostComplex3 const& guess, int modes, std::uint64_t seed,
+                                      double power) {
+  int const D = int(guess.extent(1)), given = int(guess.extent(0));
+  PTYKO_REQUIRE(given >= 1, "the probe guess has no modes");
+  std::mt19937_64 rng(seed ^ 0x6775657373ULL);
+  HostComplex3 probe("ptyko::probe::initial", modes, D, guess.extent(2));
+  int const keep = std::min(modes, given);
+  for (int m = 0; m < keep; ++m)
+    for (int y = 0; y < D; ++y)
+      for (std::size_t x = 0; x < guess.extent(2); ++x) probe(m, y, x) = guess(m, y, x);
+  add_perturbed_modes(probe, keep, rng);
+  orthonormalise_and_scale(probe, power);
+  return probe;
+}
+
+template <class T, class ExecSpace>
+std::vector<double> mode_powers(ExecSpace const& space,
+                                ComplexView3<T, typename ExecSpace::memory_space> const& probe) {
+  int const M = int(probe.extent(0));
+  std::size_t const n = probe.extent(1) * probe.extent(2);
+  std::vector<double> out(M);
+  for (int m = 0; m < M; ++m) {
+    Complex<T> const* p = probe.data() + m * n;
+    double s = 0;
+    Kokkos::parallel_reduce(
+        "ptyko::mode_powers", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+        KOKKOS_LAMBDA(std::size_t k, double& acc) { acc += double(math::norm2(p[k])); }, s);
+    out[m] = s;
+  }
+  return out;
+}
+
+template <class T, class ExecSpace>
+std::vector<double> orthogonalize_modes(ExecSpace const& space,
+                                        ComplexView3<T, typename ExecSpace::memory_space> const& probe) {
+  using Mem = typename ExecSpace::memory_space;
+  int const M = int(probe.extent(0));
+  if (M == 1) return mode_powers<T>(space, probe);
+  std::size_t const n = probe.extent(1) * probe.extent(2);
+  using Matrix = Kokkos::View<Complex<T>**, Kokkos::LayoutRight, Mem>;
+  Matrix P(probe.data(), M, n);  // the modes as rows of an M x (D*D) matrix
+  Matrix H(Kokkos::view_alloc(space, "ptyko::orthogonalize_modes::gram"), M, M);
+  // H = P P^H, i.e. H(n, m) = <P_m, P_n>: the Gram matrix's transpose.
+  // KokkosBlas 3.4 has no execution-space overload of gemm: it runs on the
+  // default instance of the Views' space, so order it after `space`'s work.
+  fence(space, "ptyko::orthogonalize_modes::before_gemm");
+  KokkosBlas::gemm("N", "C", Complex<T>(1), P, P, Complex<T>(0), H);
+  auto h_H = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), H);  // device -> host: M x M Gram
+  std::vector<std::complex<double>> G(std::size_t(M) * M);
+  for (int a = 0; a < M; ++a)
+    for (int b = 0; b < M; ++b) G[std::size_t(a) * M + b] = {h_H(b, a).real(), h_H(b, a).imag()};
+  HermitianEigen eig = hermitian_eigen(G, M);
+  // New mode k = sum_m V(m, k) P_m: Q = V^T P.
+  Matrix V(Kokkos::view_alloc(space, "ptyko::orthogonalize_modes::vectors"), M, M);
+  auto h_V = Kokkos::create_mirror_view(V);
+  for (int a = 0; a < M; ++a)
+    for (int b = 0; b < M; ++b) {
+      auto const v = eig.vectors[std::size_t(a) * M + b];
+      h_V(a, b) = Complex<T>(T(v.real()), T(v.imag()));
+    }
+  Kokkos::deep_copy(space, V, h_V);  // host -> device: eigenvectors
+  Matrix Q(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::orthogonalize_modes::q"), M, n);
+  fence(space, "ptyko::orthogonalize_modes::eigenvectors_copied");
+  KokkosBlas::gemm("T", "N", Complex<T>(1), V, P, Complex<T>(0), Q);
+  Kokkos::fence();
+  Kokkos::deep_copy(space, P, Q);  // device -> device: recombined modes back into the probe
+  fence(space, "ptyko::orthogonalize_modes");
+  return eig.values;
+}
+
+template <class T, class ExecSpace>
+void apply_probe_support(ExecSpace const& space,
+                         ComplexView3<T, typename ExecSpace::memory_space> const& probe, double radius) {
+  int const M = int(probe.extent(0)), D = int(probe.extent(1)), Dx = int(probe.extent(2));
+  T const r0 = T(radius), width = T(std::max(1.0, 0.05 * radius));
+  auto P = probe;
+  Kokkos::parallel_for(
+      "ptyko::apply_probe_support", Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(D) * Dx),
+      KOKKOS_LAMBDA(std::size_t k) {
+        int const i = int(k / Dx), j = int(k % Dx);
+        T const dy = T(i - D / 2), dx = T(j - Dx / 2);
+        T const r = math::sqrt(dy * dy + dx * dx);
+        // raised-cosine edge of `width` pixels outside r0
+        T w = 1;
+        if (r > r0 + width) w = 0;
+        else if (r > r0) w = T(0.5) * (T(1) + math::cos(T(3.14159265358979) * (r - r0) / width));
+        for (int m = 0; m < M; ++m) P(m, i, j) *= w;
+      });
+}
+
+#define PTYKO_INSTANTIATE(T)                                                                       \
+  template std::vector<double> orthogonalize_modes<T, Kokkos::DefaultExecutionSpace>(             \
+      Kokkos::DefaultExecutionSpace const&, ComplexView3<T, Kokkos::DefaultExecutionSpace::memory_space> const&); \
+  template std::vector<double> mode_powers<T, Kokkos::DefaultExecutionSpace>(                     \
+      Kokkos::DefaultExecutionSpace const&, ComplexView3<T, Kokkos::DefaultExecutionSpace::memory_space> const&); \
+  template void apply_probe_support<T, Kokkos::DefaultExecutionSpace>(                            \
+      Kokkos::DefaultExecutionSpace const&, ComplexView3<T, Kokkos::DefaultExecutionSpace::memory_space> const&, double);
+PTYKO_INSTANTIATE(float)
+PTYKO_INSTANTIATE(double)
+#undef PTYKO_INSTANTIATE
+
+}  // namespace ptyko

@@ -1,0 +1,162 @@
+#include <ptyko/core/batching.hpp>
+#include <ptyko/core/probe_modes.hpp>
+#include <ptyko/core/reconstruction.hpp>
+#include <ptyko/kernels/compat.hpp>
+#include <ptyko/kernels/error.hpp>
+#include <ptyko/kernels/update.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <unordered_map>
+
+namespace ptyko {
+
+template <class T, class ExecSpace>
+std::pair<std::vector<double>, double> mean_pattern(ExecSpace const& space, LocalData<T, ExecSpace> const& data,
+                                                    Sync<T, ExecSpace>& sync) {
+  using Mem = typename ExecSpace::memory_space;
+  int const n = data.local_frames(), D = data.detector();
+  Kokkos::View<double**, Kokkos::LayoutRight, Mem> sum(Kokkos::view_alloc(space, "ptyko::mean_pattern"), D, D);
+  auto frames = data.frames;
+  Kokkos::parallel_for(
+      "ptyko::mean_pattern", Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(D) * D),
+      KOKKOS_LAMBDA(std::size_t k) {
+        int const i = int(k / D), j = int(k % D);
+        double s = 0;
+        for (int f = 0; f < n; ++f) s += double(frames(f, i, j));
+        sum(i, j) = s;
+      });
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sum);  // device -> host: D x D pattern sum
+  std::vector<double> pattern(h.data(), h.data() + h.span());
+  sync.sum(pattern.data(), int(pattern.size()));
+  double const frames_total = double(data.global_frames);
+  auto h_mask = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), data.mask);  // device -> host: mask
+  double counts = 0;
+  for (std::size_t k = 0; k < pattern.size(); ++k) {
+    pattern[k] /= frames_total;
+    if (h_mask.extent(0) == 0 || h_mask.data()[k]) counts += pattern[k];
+  }
+  return {pattern, counts};
+}
+
+template <class T, class ExecSpace>
+State<T, ExecSpace> initial_state(ExecSpace const& space, LocalData<T, ExecSpace> const& data,
+                                  Sync<T, ExecSpace>& sync, int tile_height, int tile_width,
+                                  HostComplex3 const& guess, int modes, std::uint64_t seed) {
+  int const D = data.detector();
+  auto [pattern, counts] = mean_pattern(space, data, sync);
+  PTYKO_REQUIRE(counts > 0, "the frames hold no counts at all: nothing to reconstruct");
+  if (modes <= 0) modes = guess.extent(0) > 0 ? int(guess.extent(0)) : 1;
+  HostComplex3 probe = guess.extent(0) > 0 ? initial_probe_from_guess(guess, modes, seed, counts)
+                                           : initial_probe_from_pattern(pattern, D, modes, seed, counts);
+  State<T, ExecSpace> state;
+  using Mem = typename ExecSpace::memory_space;
+  state.object = ComplexView2<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::State::object"),
+                                      tile_height, tile_width);
+  Kokkos::deep_copy(space, state.object, Complex<T>(1));
+  state.probe = ComplexView3<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::State::probe"),
+                                     modes, D, D);
+  auto h_probe = Kokkos::create_mirror_view(state.probe);
+  for (std::size_t k = 0; k < probe.span(); ++k) h_probe.data()[k] = Complex<T>(probe.data()[k]);
+  Kokkos::deep_copy(space, state.probe, h_probe);  // host -> device: initial probe
+  fence(space, "ptyko::initial_state");
+  return state;
+}
+
+template <class T, class ExecSpace>
+Reconstruction<T, ExecSpace>::Reconstruction(ExecSpace const& space, LocalData<T, ExecSpace> data,
+                                             State<T, ExecSpace> state, SolverOptions options,
+                                             Sync<T, ExecSpace>& sync,
+                                             std::vector<std::array<double, 2>> const& all_positions)
+    : m_space(space), m_data(std::move(data)), m_state(std::move(state)), m_options(std::move(options)), m_sync(sync) {
+  resolve_solver_defaults(m_options, all_positions.size());
+  PTYKO_ASSERT(all_positions.size() == m_data.global_frames, "positions of ", all_positions.size(),
+               " frames for a dataset of ", m_data.global_frames);
+  // Global batches, each filtered to this rank's frames (in file order).
+  auto const global = make_batches(all_positions, m_options.batch_size, m_options.batching, m_options.seed);
+  std::unordered_map<std::size_t, int> local_of;
+  for (std::size_t i = 0; i < m_data.frame_ids.size(); ++i) local_of[m_data.frame_ids[i]] = int(i);
+  int max_local = 1;
+  for (auto const& g : global) {
+    std::vector<int> mine;
+    for (int id : g) {
+      auto it = local_of.find(std::size_t(id));
+      if (it != local_of.end()) mine.push_back(it->second);
+    }
+    LocalBatch<ExecSpace> b;
+    b.global_size = int(g.size());
+    b.local = IndexView<typename ExecSpace::memory_space>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::Reconstruction::batch"), mine.size());
+    auto h = Kokkos::create_mirror_view(b.local);
+    for (std::size_t k = 0; k < mine.size(); ++k) h(k) = mine[k];
+    Kokkos::deep_copy(b.local, h);  // host -> device: batch indices, once per run
+    max_local = std::max(max_local, int(mine.size()));
+    m_batches.push_back(b);
+  }
+  m_power = mean_pattern(m_space, m_data, m_sync).second;
+  m_solver = make_solver<T, ExecSpace>(m_options.solver);
+  m_solver->setup(m_space, m_data, m_state, m_options, max_local);
+}
+
+template <class T, class ExecSpace>
+Reconstruction<T, ExecSpace>::~Reconstruction() = default;
+
+template <class T, class ExecSpace>
+EpochReport Reconstruction<T, ExecSpace>::step() {
+  auto const t0 = std::chrono::steady_clock::now();
+  ScopedRegion region("ptyko::Reconstruction::epoch");
+  int const epoch = m_state.epoch;
+  auto const order = batch_order(int(m_batches.size()), m_options.seed, epoch);
+  std::vector<LocalBatch<ExecSpace> const*> batches;
+  batches.reserve(order.size());
+  for (int b : order) batches.push_back(&m_batches[b]);
+  bool const update_probe = m_options.update_probe && epoch >= m_options.probe_update_start;
+
+  double cost = m_solver->epoch(m_space, m_data, m_state, batches, m_sync, update_probe);
+  cost = m_sync.sum(cost) / double(m_data.global_frames);
+
+  EpochReport report;
+  if (update_probe) {
+    if (m_options.probe_support > 0) apply_probe_support<T>(m_space, m_state.probe, m_options.probe_support);
+    auto powers = m_state.modes() > 1 ? orthogonalize_modes<T>(m_space, m_state.probe)
+                                      : mode_powers<T>(m_space, m_state.probe);
+    // Scale ambiguity O c, P / c: hold the probe power at the measured counts
+    // (so |O| ~ 1 where the sample is transparent), rescaling O to match.
+    double const total = std::accumulate(powers.begin(), powers.end(), 0.0);
+    if (m_options.rescale_every > 0 && (epoch + 1) % m_options.rescale_every == 0 && total > 0) {
+      double const c = std::sqrt(m_power / total);
+      scale(m_space, m_state.probe, T(c));
+      scale(m_space, m_state.object, T(1 / c));
+      for (auto& p : powers) p *= c * c;
+    }
+    double const sum = std::accumulate(powers.begin(), powers.end(), 0.0);
+    for (double p : powers) report.mode_power_fractions.push_back(sum > 0 ? p / sum : 0);
+  }
+  m_sync.end_epoch(m_space, m_state.object, m_state.probe, RealView2<T, typename ExecSpace::memory_space>());
+  fence(m_space, "ptyko::Reconstruction::epoch_done");
+
+  report.epoch = epoch + 1;
+  report.cost = cost;
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  report.bytes = double(m_sync.take_bytes_moved());
+  m_state.epoch = epoch + 1;
+  m_state.cost.push_back(cost);
+  m_state.epoch_seconds.push_back(report.seconds);
+  m_state.bytes_moved.push_back(report.bytes);
+  return report;
+}
+
+#define PTYKO_INSTANTIATE(T)                                                                         \
+  template std::pair<std::vector<double>, double> mean_pattern<T, Kokkos::DefaultExecutionSpace>(   \
+      Kokkos::DefaultExecutionSpace const&, LocalData<T, Kokkos::DefaultExecutionSpace> const&,      \
+      Sync<T, Kokkos::DefaultExecutionSpace>&);                                                      \
+  template State<T, Kokkos::DefaultExecutionSpace> initial_state<T, Kokkos::DefaultExecutionSpace>( \
+      Kokkos::DefaultExecutionSpace const&, LocalData<T, Kokkos::DefaultExecutionSpace> const&,      \
+      Sync<T, Kokkos::DefaultExecutionSpace>&, int, int, HostComplex3 const&, int, std::uint64_t);   \
+  template class Reconstruction<T, Kokkos::DefaultExecutionSpace>;
+PTYKO_INSTANTIATE(float)
+PTYKO_INSTANTIATE(double)
+#undef PTYKO_INSTANTIATE
+
+}  // namespace ptyko

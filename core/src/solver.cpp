@@ -1,0 +1,80 @@
+// Solver registry and per-solver defaults.
+
+#include <ptyko/core/solver.hpp>
+#include <ptyko/kernels/error.hpp>
+
+#include <algorithm>
+
+namespace ptyko {
+namespace impl {
+template <class T, class ExecSpace>
+std::unique_ptr<Solver<T, ExecSpace>> make_rpie(std::string const& name);
+template <class T, class ExecSpace>
+std::unique_ptr<Solver<T, ExecSpace>> make_lsqml();
+template <class T, class ExecSpace>
+std::unique_ptr<Solver<T, ExecSpace>> make_dm(std::string const& name);
+}  // namespace impl
+
+std::vector<std::string> solver_names() { return {"lsqml", "rpie", "epie", "dm", "raar"}; }
+
+namespace {
+std::string joined_names() {
+  std::string s;
+  for (auto const& n : solver_names()) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+}  // namespace
+
+void resolve_solver_defaults(SolverOptions& o, std::size_t frames) {
+  auto const names = solver_names();
+  PTYKO_REQUIRE(std::find(names.begin(), names.end(), o.solver) != names.end(), "--solver '", o.solver,
+                "' is not a solver: use one of ", joined_names());
+  PTYKO_REQUIRE(o.epochs >= 0, "--epochs must be >= 0, got ", o.epochs);
+  PTYKO_REQUIRE(o.batch_size >= 0, "--batch-size must be >= 1, got ", o.batch_size);
+  bool const projection = o.solver == "dm" || o.solver == "raar";
+  if (o.batch_size == 0) {
+    // Small batches converge in the fewest epochs (docs/solvers.md); DM's
+    // "batch" only bounds the work buffers.
+    o.batch_size = o.solver == "epie" ? 1 : projection ? 64 : 16;
+    o.batch_size = int(std::min<std::size_t>(std::size_t(o.batch_size), frames));
+  }
+  PTYKO_REQUIRE(std::size_t(o.batch_size) <= frames, "--batch-size ", o.batch_size,
+                " is larger than the number of frames (", frames, "): use at most ", frames);
+  if (o.solver == "epie") {
+    if (o.alpha < 0) o.alpha = 1;
+    if (o.beta < 0) o.beta = 1;
+  } else if (o.solver == "rpie") {
+    if (o.alpha < 0) o.alpha = 0.1;
+    if (o.beta < 0) o.beta = 0.1;
+  } else if (o.solver == "lsqml") {
+    if (o.alpha < 0) o.alpha = 0.05;
+    if (o.beta < 0) o.beta = 0.05;
+  } else if (o.solver == "dm") {
+    o.beta = 1;  // DM is RAAR with beta = 1
+  } else if (o.solver == "raar") {
+    if (o.beta < 0) o.beta = 0.85;
+  }
+  if (o.probe_update_start < 0) o.probe_update_start = projection ? 2 : 0;
+  PTYKO_REQUIRE(o.alpha < 0 || (o.alpha >= 0 && o.alpha <= 1), "--alpha must be in [0, 1], got ", o.alpha);
+  PTYKO_REQUIRE(o.beta >= 0 && o.beta <= 1, "--beta must be in [0, 1], got ", o.beta);
+  PTYKO_REQUIRE(!projection || o.noise == NoiseModel::gaussian, "--noise poisson is not available for ",
+                o.solver, ": DM and RAAR use the modulus projection (Gaussian); use lsqml or rpie");
+  PTYKO_REQUIRE(o.modes >= 0 && o.modes <= 16, "--modes must be in [1, 16], got ", o.modes);
+  PTYKO_REQUIRE(o.rescale_every >= 0, "--rescale-every must be >= 0, got ", o.rescale_every);
+  PTYKO_REQUIRE(o.probe_support >= 0, "--probe-support must be >= 0 pixels, got ", o.probe_support);
+}
+
+template <class T, class ExecSpace>
+std::unique_ptr<Solver<T, ExecSpace>> make_solver(std::string const& name) {
+  if (name == "rpie" || name == "epie") return impl::make_rpie<T, ExecSpace>(name);
+  if (name == "lsqml") return impl::make_lsqml<T, ExecSpace>();
+  if (name == "dm" || name == "raar") return impl::make_dm<T, ExecSpace>(name);
+  PTYKO_FAIL("--solver '", name, "' is not a solver: use one of ", joined_names());
+}
+
+template std::unique_ptr<Solver<float, Kokkos::DefaultExecutionSpace>>
+make_solver<float, Kokkos::DefaultExecutionSpace>(std::string const&);
+template std::unique_ptr<Solver<double, Kokkos::DefaultExecutionSpace>>
+make_solver<double, Kokkos::DefaultExecutionSpace>(std::string const&);
+
+}  // namespace ptyko

@@ -1,0 +1,187 @@
+// Difference map (Thibault et al. 2008/2009) and RAAR (Luke 2005), with one
+// stored exit wave per position and mode. Per epoch:
+//  1. overlap projection, alternating object and probe (two passes when the
+//     probe is updated):
+//       O   = (sum_j S_j^T sum_m conj(P_m) psi_jm + i_O O) / (sum_j S_j^T sum_m |P_m|^2 + i_O)
+//       P_m = (sum_j conj(S_j O) psi_jm + i_P P_m)  / (sum_j |S_j O|^2 + i_P)
+//     with small inertias i (1e-4 of the weights' maxima) for unlit pixels;
+//  2. Fourier step, per position: po = P S_j O,
+//       psi_j <- beta (psi_j + Pi_F(2 po - psi_j) - po) + (1 - beta) po
+//     (beta = 1: DM; beta < 1: RAAR with A = Fourier and B = overlap
+//     constraints in Luke's notation). Pi_F is the Gaussian modulus projection.
+// The exit waves stay on their rank; only the overlap sums are synchronised.
+
+#include "pie_common.hpp"
+
+#include <ptyko/kernels/update.hpp>
+
+namespace ptyko::impl {
+
+/// waves(b) <- 2 P S_b O - psi(b): the reflected estimate fed to Pi_F.
+template <class T, class ExecSpace>
+void reflect_exit_waves(ExecSpace const& space, int B, ComplexView3<T, typename ExecSpace::memory_space> const& probe,
+                        ComplexView3<T, typename ExecSpace::memory_space> const& patches,
+                        ComplexView4<T, typename ExecSpace::memory_space> const& psi,
+                        ComplexView4<T, typename ExecSpace::memory_space> const& waves) {
+  int const M = int(probe.extent(0)), D = int(probe.extent(1));
+  auto P = probe;
+  auto S = patches;
+  auto X = psi;
+  auto W = waves;
+  Kokkos::parallel_for(
+      "ptyko::DM::reflect", Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(B) * D * D),
+      KOKKOS_LAMBDA(std::size_t k) {
+        int const b = int(k / (std::size_t(D) * D));
+        int const i = int((k / D) % D);
+        int const j = int(k % D);
+        Complex<T> const s = S(b, i, j);
+        for (int m = 0; m < M; ++m) W(b, m, i, j) = T(2) * P(m, i, j) * s - X(b, m, i, j);
+      });
+}
+
+/// psi(b) <- beta (psi + projected - po) + (1 - beta) po, po = P S_b O.
+template <class T, class ExecSpace>
+void update_exit_waves(ExecSpace const& space, int B, ComplexView3<T, typename ExecSpace::memory_space> const& probe,
+                       ComplexView3<T, typename ExecSpace::memory_space> const& patches,
+                       ComplexView4<T, typename ExecSpace::memory_space> const& projected,
+                       ComplexView4<T, typename ExecSpace::memory_space> const& psi, T beta) {
+  int const M = int(probe.extent(0)), D = int(probe.extent(1));
+  auto P = probe;
+  auto S = patches;
+  auto Y = projected;
+  auto X = psi;
+  Kokkos::parallel_for(
+      "ptyko::DM::update_exit_waves", Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(B) * D * D),
+      KOKKOS_LAMBDA(std::size_t k) {
+        int const b = int(k / (std::size_t(D) * D));
+        int const i = int((k / D) % D);
+        int const j = int(k % D);
+        Complex<T> const s = S(b, i, j);
+        for (int m = 0; m < M; ++m) {
+          Complex<T> const po = P(m, i, j) * s;
+          X(b, m, i, j) = beta * (X(b, m, i, j) + Y(b, m, i, j) - po) + (T(1) - beta) * po;
+        }
+      });
+}
+
+template <class T, class ExecSpace>
+class DifferenceMap final : public Solver<T, ExecSpace> {
+ public:
+  using Base = Solver<T, ExecSpace>;
+  using Mem = typename ExecSpace::memory_space;
+  using Waves = ComplexView4<T, Mem>;
+
+  explicit DifferenceMap(std::string name) : m_name(std::move(name)) {}
+  std::string name() const override { return m_name; }
+
+  void setup(ExecSpace const& space, typename Base::Data const& data, typename Base::St const& state,
+             SolverOptions const& options, int max_local_batch) override {
+    m_options = options;
+    int const M = state.modes(), D = data.detector(), n = data.local_frames();
+    int const chunk = std::max(1, std::min(std::max(1, n), max_local_batch));
+    int const H = int(state.object.extent(0)), W = int(state.object.extent(1));
+    m_model = std::make_unique<ForwardModel<T, ExecSpace>>(space, chunk, M, D);
+    m_waves = Waves(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::DM::waves"), chunk, M, D, D);
+    m_psi = Waves(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::DM::exit_waves"), n, M, D, D);
+    m_sums = UpdateSums<T, ExecSpace>(space, H, W, M, D, chunk);
+    m_chunks = index_chunks<Mem>(n, chunk);
+    m_first.clear();
+    for (int first = 0; first < n; first += chunk) m_first.push_back(first);
+    // psi_j = P S_j O to start.
+    for (std::size_t c = 0; c < m_chunks.size(); ++c) {
+      int const B = int(m_chunks[c].extent(0));
+      extract_patches(space, state.object, data.positions, m_chunks[c], m_model->patches());
+      exit_waves(space, B, state.probe, m_model->patches(), psi_of(c));
+    }
+  }
+
+  double epoch(ExecSpace const& space, typename Base::Data const& data, typename Base::St& state,
+               std::vector<typename Base::Batch const*> const&, typename Base::SyncT& sync,
+               bool update_probe) override {
+    int const passes = update_probe ? 2 : 1;
+    for (int pass = 0; pass < passes; ++pass) {
+      overlap_object(space, data, state, sync);
+      if (update_probe) overlap_probe(space, data, state, sync);
+    }
+    if (m_options.object_clip) clip_amplitude(space, state.object, T(1));
+
+    bool const measure = m_options.cost_every > 0 && state.epoch % m_options.cost_every == 0;
+    double cost = 0;
+    T const beta = T(m_options.beta);
+    for (std::size_t c = 0; c < m_chunks.size(); ++c) {
+      auto const& idx = m_chunks[c];
+      int const B = int(idx.extent(0));
+      auto waves = Kokkos::subview(m_waves, std::make_pair(0, B), Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
+      if (measure) {  // the model's own cost: one extra FFT per frame
+        m_model->far_field(space, state.object, state.probe, data.positions, idx, m_waves);
+        cost += data_cost(space, NoiseModel::gaussian, B, m_waves, data.frames, idx, data.mask, T(1e-6));
+      } else {
+        extract_patches(space, state.object, data.positions, idx, m_model->patches());
+      }
+      reflect_exit_waves<T>(space, B, state.probe, m_model->patches(), psi_of(c), m_waves);
+      m_model->fft().forward(space, waves, waves);
+      double const fourier_error =
+          modulus_projection(space, B, m_waves, data.frames, idx, data.mask, T(1e-6));
+      if (!m_options.cost_every) cost += fourier_error;
+      m_model->fft().inverse(space, waves, waves);
+      update_exit_waves<T>(space, B, state.probe, m_model->patches(), m_waves, psi_of(c), beta);
+    }
+    return measure || !m_options.cost_every ? cost : std::nan("");
+  }
+
+ private:
+  Waves psi_of(std::size_t c) const {
+    int const first = m_first[c], B = int(m_chunks[c].extent(0));
+    return Kokkos::subview(m_psi, std::make_pair(first, first + B), Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
+  }
+
+  void overlap_object(ExecSpace const& space, typename Base::Data const& data, typename Base::St& state,
+                      typename Base::SyncT& sync) {
+    m_sums.zero(space, false);
+    for (std::size_t c = 0; c < m_chunks.size(); ++c) {
+      int const B = int(m_chunks[c].extent(0));
+      probe_adjoint_product(space, B, state.probe, psi_of(c), m_model->patches());
+      add_patches(space, Kokkos::subview(m_model->patches(), std::make_pair(0, B), Kokkos::ALL, Kokkos::ALL),
+                  data.positions, m_chunks[c], m_sums.obj_num);
+      m_sums.add_illumination(space, state.probe, data.positions, m_chunks[c], m_sums.obj_w);
+    }
+    sync.sum_object(space, m_sums.obj_num, m_sums.obj_w);
+    double const w_max = sync.max(max_value(space, m_sums.obj_w));
+    apply_weighted_average(space, state.object, m_sums.obj_num, m_sums.obj_w, 1e-4 * w_max);
+  }
+
+  void overlap_probe(ExecSpace const& space, typename Base::Data const& data, typename Base::St& state,
+                     typename Base::SyncT& sync) {
+    Kokkos::deep_copy(space, m_sums.probe_num, Complex<T>(0));
+    Kokkos::deep_copy(space, m_sums.probe_w, T(0));
+    for (std::size_t c = 0; c < m_chunks.size(); ++c) {
+      int const B = int(m_chunks[c].extent(0));
+      extract_patches(space, state.object, data.positions, m_chunks[c], m_model->patches());
+      patch_adjoint_product(space, B, m_model->patches(), psi_of(c), m_sums.probe_num);
+      add_patch_intensity(space, B, m_model->patches(), m_sums.probe_w);
+    }
+    sync.sum_probe(space, m_sums.probe_num, m_sums.probe_w);
+    double const w_max = sync.max(max_value(space, m_sums.probe_w));
+    apply_weighted_average(space, state.probe, m_sums.probe_num, m_sums.probe_w, 1e-4 * w_max);
+  }
+
+  std::string m_name;
+  SolverOptions m_options;
+  std::unique_ptr<ForwardModel<T, ExecSpace>> m_model;
+  Waves m_waves, m_psi;
+  UpdateSums<T, ExecSpace> m_sums;
+  std::vector<IndexView<Mem>> m_chunks;
+  std::vector<int> m_first;
+};
+
+template <class T, class ExecSpace>
+std::unique_ptr<Solver<T, ExecSpace>> make_dm(std::string const& name) {
+  return std::make_unique<DifferenceMap<T, ExecSpace>>(name);
+}
+
+template std::unique_ptr<Solver<float, Kokkos::DefaultExecutionSpace>>
+make_dm<float, Kokkos::DefaultExecutionSpace>(std::string const&);
+template std::unique_ptr<Solver<double, Kokkos::DefaultExecutionSpace>>
+make_dm<double, Kokkos::DefaultExecutionSpace>(std::string const&);
+
+}  // namespace ptyko::impl

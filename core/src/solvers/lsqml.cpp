@@ -1,0 +1,209 @@
+// LSQML (Odstrcil, Menzel & Guizar-Sicairos 2018, Opt. Express 26, 3108),
+// mini-batch form as in tike:
+//  1. chi = exit-wave update direction from the noise model (real space);
+//  2. U_O = sum_b S_b^T sum_m conj(P_m) chi_bm, preconditioned
+//     D_O = U_O / sqrt(((1-a) W_O)^2 + (a max W_O)^2); likewise the probe
+//     direction D_P from U_P = sum_b conj(S_b O) chi_b with W_P;
+//  3. per position: least-squares steps (x1, x2) minimising
+//     || chi - x1 P S_b D_O - x2 D_P S_b O ||^2 (2x2 system, A1/A4
+//     regularised by half their batch means);
+//  4. beta_O, beta_P = batch means of max(0, x); O += beta_O D_O, P += beta_P D_P.
+
+#include "pie_common.hpp"
+
+#include <ptyko/kernels/compat.hpp>
+#include <ptyko/kernels/update.hpp>
+
+namespace ptyko::impl {
+
+/// The six per-position sums of the step-size system.
+struct StepSums {
+  double v[6];  // A1, A4, Re A2, Im A2, b1, b2
+  KOKKOS_INLINE_FUNCTION StepSums() {
+    for (int k = 0; k < 6; ++k) v[k] = 0;
+  }
+  KOKKOS_INLINE_FUNCTION StepSums& operator+=(StepSums const& o) {
+    for (int k = 0; k < 6; ++k) v[k] += o.v[k];
+    return *this;
+  }
+};
+
+}  // namespace ptyko::impl
+
+namespace Kokkos {
+template <>
+struct reduction_identity<ptyko::impl::StepSums> {
+  KOKKOS_FORCEINLINE_FUNCTION static ptyko::impl::StepSums sum() { return ptyko::impl::StepSums(); }
+};
+}  // namespace Kokkos
+
+namespace ptyko::impl {
+
+/// sums(b) = StepSums of position b: dOP = P_m S_b D_O, dPO = D_P,m S_b O,
+/// A1 = sum |dOP|^2, A4 = sum |dPO|^2, A2 = sum conj(dOP) dPO,
+/// b1 = Re sum conj(dOP) chi, b2 = Re sum conj(dPO) chi. One team per position.
+template <class T, class ExecSpace>
+void step_sums(ExecSpace const& space, int B, ComplexView3<T, typename ExecSpace::memory_space> const& probe,
+               ComplexView3<T, typename ExecSpace::memory_space> const& dir_probe,
+               ComplexView3<T, typename ExecSpace::memory_space> const& patches,
+               ComplexView3<T, typename ExecSpace::memory_space> const& dir_patches,
+               ComplexView4<T, typename ExecSpace::memory_space> const& chi,
+               Kokkos::View<double* [6], Kokkos::LayoutRight, typename ExecSpace::memory_space> const& sums,
+               bool with_probe) {
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  using Member = typename Policy::member_type;
+  int const M = int(probe.extent(0)), D = int(probe.extent(1));
+  int const pixels = D * D;
+  auto P = probe;
+  auto dP = dir_probe;
+  auto S = patches;
+  auto dS = dir_patches;
+  auto X = chi;
+  auto out = sums;
+  Kokkos::parallel_for(
+      "ptyko::LSQML::step_sums", Policy(space, B, Kokkos::AUTO),
+      KOKKOS_LAMBDA(Member const& team) {
+        int const b = team.league_rank();
+        StepSums total;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, pixels),
+            [&](int k, StepSums& acc) {
+              int const i = k / D, j = k % D;
+              Complex<T> const s = S(b, i, j), ds = dS(b, i, j);
+              for (int m = 0; m < M; ++m) {
+                Complex<T> const dop = P(m, i, j) * ds;
+                Complex<T> const dpo = with_probe ? dP(m, i, j) * s : Complex<T>(0);
+                Complex<T> const x = X(b, m, i, j);
+                Complex<T> const a2 = math::conj_mul(dop, dpo);
+                acc.v[0] += double(math::norm2(dop));
+                acc.v[1] += double(math::norm2(dpo));
+                acc.v[2] += double(a2.real());
+                acc.v[3] += double(a2.imag());
+                acc.v[4] += double(math::conj_mul(dop, x).real());
+                acc.v[5] += double(math::conj_mul(dpo, x).real());
+              }
+            },
+            Kokkos::Sum<StepSums>(total));
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          for (int k = 0; k < 6; ++k) out(b, k) = total.v[k];
+        });
+      });
+}
+
+template <class T, class ExecSpace>
+class LSQML final : public Solver<T, ExecSpace> {
+ public:
+  using Base = Solver<T, ExecSpace>;
+  using Mem = typename ExecSpace::memory_space;
+
+  std::string name() const override { return "lsqml"; }
+
+  void setup(ExecSpace const& space, typename Base::Data const& data, typename Base::St const& state,
+             SolverOptions const& options, int max_local_batch) override {
+    m_options = options;
+    int const M = state.modes(), D = data.detector();
+    int const batch = std::max(1, max_local_batch);
+    int const H = int(state.object.extent(0)), W = int(state.object.extent(1));
+    m_model = std::make_unique<ForwardModel<T, ExecSpace>>(space, batch, M, D);
+    m_waves = ComplexView4<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LSQML::chi"),
+                                   batch, M, D, D);
+    m_dir_patches = ComplexView3<T, Mem>(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LSQML::dir_patches"), batch, D, D);
+    m_step = StepView(Kokkos::view_alloc(space, "ptyko::LSQML::step_sums"), batch);
+    m_step_host = Kokkos::create_mirror_view(m_step);
+    m_sums = UpdateSums<T, ExecSpace>(space, H, W, M, D, batch);
+    if (options.illumination == IlluminationNorm::all) {
+      m_all = UpdateSums<T, ExecSpace>(space, H, W, M, D, batch);
+      m_chunks = index_chunks<Mem>(data.local_frames(), batch);
+    }
+  }
+
+  double epoch(ExecSpace const& space, typename Base::Data const& data, typename Base::St& state,
+               std::vector<typename Base::Batch const*> const& batches, typename Base::SyncT& sync,
+               bool update_probe) override {
+    bool const all = m_options.illumination == IlluminationNorm::all;
+    std::array<double, 2> all_max{0, 0};
+    if (all) all_max = all_positions_weights(space, *m_model, data, state, m_chunks, m_all, sync);
+    double cost = 0;
+    for (auto const* batch : batches) {
+      auto const& idx = batch->local;
+      int const B = int(idx.extent(0));
+      m_sums.zero(space, update_probe);
+      if (B > 0) {
+        cost += exit_wave_update(space, *m_model, data, state, idx, m_options.noise, m_waves);
+        m_sums.accumulate(space, state.probe, m_model->patches(), data.positions, idx, m_waves, update_probe);
+      }
+      auto maxima = m_sums.reduce(space, sync, update_probe);
+      // Search directions, in place of the sums.
+      precondition_direction(space, m_sums.obj_num, all ? m_all.obj_w : m_sums.obj_w, m_options.alpha,
+                             all ? all_max[0] : maxima[0]);
+      if (update_probe)
+        precondition_direction(space, m_sums.probe_num, all ? m_all.probe_w : m_sums.probe_w,
+                               m_options.beta, all ? all_max[1] : maxima[1]);
+
+      // Per-position step sizes; batch means over all ranks.
+      double acc[4] = {0, 0, 0, 0};  // sum A1, sum A4 | then sum max(0,x1), sum max(0,x2)
+      if (B > 0) {
+        extract_patches(space, m_sums.obj_num, data.positions, idx, m_dir_patches);
+        step_sums<T>(space, B, state.probe, m_sums.probe_num, m_model->patches(), m_dir_patches, m_waves,
+                     m_step, update_probe);
+        Kokkos::deep_copy(space, m_step_host, m_step);  // device -> host: B x 6 step sums
+        fence(space, "ptyko::LSQML::step_sums");
+        for (int b = 0; b < B; ++b) {
+          acc[0] += m_step_host(b, 0);
+          acc[1] += m_step_host(b, 1);
+        }
+      }
+      sync.sum(acc, 2);
+      double const n = std::max(1, batch->global_size);
+      double const reg1 = 0.5 * acc[0] / n, reg4 = 0.5 * acc[1] / n;
+      double steps[2] = {0, 0};
+      for (int b = 0; b < B; ++b) {
+        double const a1 = m_step_host(b, 0) + reg1, a4 = m_step_host(b, 1) + reg4;
+        double const a2r = m_step_host(b, 2), a2i = m_step_host(b, 3);
+        double const b1 = m_step_host(b, 4), b2 = m_step_host(b, 5);
+        double x1 = 0, x2 = 0;
+        if (update_probe) {
+          // [a1 a2; conj(a2) a4] [x1; x2] = [b1; b2]; real parts of the solution
+          double const det = a1 * a4 - (a2r * a2r + a2i * a2i);
+          if (det > 0) {
+            x1 = (a4 * b1 - a2r * b2) / det;
+            x2 = (a1 * b2 - a2r * b1) / det;
+          }
+        } else if (a1 > 0) {
+          x1 = b1 / a1;
+        }
+        steps[0] += std::max(0.0, x1);
+        steps[1] += std::max(0.0, x2);
+      }
+      sync.sum(steps, 2);
+      double const beta_o = steps[0] / n, beta_p = steps[1] / n;
+      add_scaled(space, state.object, m_sums.obj_num, beta_o);
+      if (update_probe) add_scaled(space, state.probe, m_sums.probe_num, beta_p);
+      if (m_options.object_clip) clip_amplitude(space, state.object, T(1));
+      sync.after_batch(space, state.object, m_sums.obj_w);
+    }
+    return cost;
+  }
+
+ private:
+  using StepView = Kokkos::View<double* [6], Kokkos::LayoutRight, Mem>;
+  SolverOptions m_options;
+  std::unique_ptr<ForwardModel<T, ExecSpace>> m_model;
+  ComplexView4<T, Mem> m_waves;
+  ComplexView3<T, Mem> m_dir_patches;
+  StepView m_step;
+  typename StepView::HostMirror m_step_host;
+  UpdateSums<T, ExecSpace> m_sums, m_all;
+  std::vector<IndexView<Mem>> m_chunks;
+};
+
+template <class T, class ExecSpace>
+std::unique_ptr<Solver<T, ExecSpace>> make_lsqml() {
+  return std::make_unique<LSQML<T, ExecSpace>>();
+}
+
+template std::unique_ptr<Solver<float, Kokkos::DefaultExecutionSpace>> make_lsqml<float, Kokkos::DefaultExecutionSpace>();
+template std::unique_ptr<Solver<double, Kokkos::DefaultExecutionSpace>> make_lsqml<double, Kokkos::DefaultExecutionSpace>();
+
+}  // namespace ptyko::impl

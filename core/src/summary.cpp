@@ -1,0 +1,144 @@
+#include <ptyko/core/fftshift.hpp>
+#include <ptyko/core/scan.hpp>
+#include <ptyko/core/simulate.hpp>
+#include <ptyko/core/summary.hpp>
+#include <ptyko/kernels/error.hpp>
+#include <ptyko/kernels/fft.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace ptyko {
+
+double estimate_probe_diameter_px(std::vector<double> const& mean_centred, int D) {
+  using Host = Kokkos::DefaultHostExecutionSpace;
+  Host space;
+  ComplexView3<double, Kokkos::HostSpace> a("ptyko::summary::autocorrelation", 1, D, D);
+  std::vector<double> corner(std::size_t(D) * D);
+  ifftshift2(mean_centred.data(), corner.data(), D, D);
+  for (std::size_t k = 0; k < corner.size(); ++k) a.data()[k] = corner[k];
+  BatchedFFT2D<double, Host> fft(space, 1, D, D);
+  fft.inverse(space, a, a);
+  fence(space, "ptyko::summary::autocorrelation");
+  // |A|^2 centred, then the 90 %-power radius.
+  HostComplex3 centred("ptyko::summary::centred", 1, D, D);
+  std::vector<Complex<double>> tmp(std::size_t(D) * D);
+  fftshift2(a.data(), tmp.data(), D, D);
+  for (std::size_t k = 0; k < tmp.size(); ++k) centred.data()[k] = tmp[k];
+  return std::sqrt(2.0) * probe_diameter_px(centred) / 2;
+}
+
+DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& conv) {
+  DatasetSummary s;
+  s.info = cxi_inspect(path);
+  CxiInfo const& info = s.info;
+  int const D = info.ny;
+  try {
+    s.geometry = info.geometry();
+    s.geometry_ok = true;
+  } catch (UserError const& e) {
+    s.geometry_problem = e.what();
+  }
+
+  HostMask mask = cxi_read_mask(info);
+  std::size_t measured = 0;
+  for (std::size_t k = 0; k < mask.span(); ++k) measured += mask.data()[k] != 0;
+  s.mask_coverage = double(measured) / double(mask.span());
+
+  // Frames in chunks: counts per frame and the mean pattern.
+  std::vector<double> mean(std::size_t(D) * info.nx, 0.0);
+  s.counts_min = std::numeric_limits<double>::infinity();
+  std::size_t const chunk = 256;
+  double total = 0;
+  for (std::size_t first = 0; first < info.frames; first += chunk) {
+    std::size_t const n = std::min(chunk, info.frames - first);
+    std::vector<std::size_t> idx(n);
+    std::iota(idx.begin(), idx.end(), first);
+    HostFrames frames = cxi_read_frames(info, idx, /*clip_negative=*/true);
+    for (std::size_t f = 0; f < n; ++f) {
+      double counts = 0;
+      for (int y = 0; y < D; ++y)
+        for (int x = 0; x < info.nx; ++x) {
+          if (!mask(y, x)) continue;
+          double const v = frames(f, y, x);
+          counts += v;
+          mean[std::size_t(y) * info.nx + x] += v;
+          s.max_pixel = std::max(s.max_pixel, v);
+        }
+      s.counts_min = std::min(s.counts_min, counts);
+      s.counts_max = std::max(s.counts_max, counts);
+      s.empty_frames += counts == 0;
+      total += counts;
+    }
+  }
+  s.counts_mean = total / double(info.frames);
+  for (auto& v : mean) v /= double(info.frames);
+
+  if (!s.geometry_ok) return s;
+  auto positions_m = probe_positions_from_translations(cxi_read_translations(info), conv);
+  double ymin = std::numeric_limits<double>::infinity(), ymax = -ymin, xmin = ymin, xmax = -ymin;
+  for (auto const& p : positions_m) {
+    ymin = std::min(ymin, p[0]);
+    ymax = std::max(ymax, p[0]);
+    xmin = std::min(xmin, p[1]);
+    xmax = std::max(xmax, p[1]);
+  }
+  s.scan_extent_y_m = ymax - ymin;
+  s.scan_extent_x_m = xmax - xmin;
+  ObjectGrid const grid = make_object_grid(positions_m, s.geometry);
+  s.object_height = grid.height;
+  s.object_width = grid.width;
+  std::vector<std::array<double, 2>> px;
+  px.reserve(positions_m.size());
+  for (auto const& p : positions_m) px.push_back(grid.to_pixels(p));
+  s.step_px = typical_step(px);
+
+  HostComplex3 illumination = cxi_read_illumination(info);
+  if (illumination.extent(0) > 0) {
+    s.probe_diameter_px = probe_diameter_px(illumination);
+    s.probe_from_file = true;
+  } else if (info.ny == info.nx) {
+    s.probe_diameter_px = estimate_probe_diameter_px(mean, D);
+  }
+  s.overlap = overlap_ratio(s.step_px, s.probe_diameter_px);
+  return s;
+}
+
+std::string format_summary(DatasetSummary const& s) {
+  auto const& i = s.info;
+  std::string out;
+  auto line = [&](std::string const& k, std::string const& v) { out += fmt::format("  {:<22} {}\n", k, v); };
+  out += fmt::format("{}\n", i.path);
+  line("frames", fmt::format("{} of {} x {} pixels ({}, at {})", i.frames, i.ny, i.nx, i.data_type, i.data_path));
+  line("counts per frame", fmt::format("mean {:.4g}, min {:.4g}, max {:.4g}", s.counts_mean, s.counts_min, s.counts_max));
+  line("brightest pixel", fmt::format("{:.6g}", s.max_pixel));
+  if (s.empty_frames) line("empty frames", fmt::format("{}", s.empty_frames));
+  line("mask", fmt::format("{:.2f} % of pixels measured{}", 100 * s.mask_coverage, i.has_mask ? "" : " (no mask in file)"));
+  if (!s.geometry_ok) {
+    line("geometry", "unusable: " + s.geometry_problem);
+    return out;
+  }
+  auto const& g = s.geometry;
+  line("energy", fmt::format("{:.4f} keV ({:.6g} J){}", g.energy_joule() / 1.602176634e-16, g.energy_joule(),
+                             i.energy_joule ? "" : " (from wavelength)"));
+  line("wavelength", fmt::format("{:.6g} m{}", g.wavelength_m, i.wavelength_m ? "" : " (from energy)"));
+  line("detector distance", fmt::format("{:.6g} m", g.distance_m));
+  line("detector pixel", fmt::format("{:.6g} x {:.6g} m (y x)", g.pixel_size_y_m, g.pixel_size_x_m));
+  line("object pixel", fmt::format("{:.6g} x {:.6g} m (y x)", g.object_pixel_size_y(), g.object_pixel_size_x()));
+  line("scan extent", fmt::format("{:.6g} x {:.6g} m (y x)", s.scan_extent_y_m, s.scan_extent_x_m));
+  line("object size", fmt::format("{} x {} pixels", s.object_height, s.object_width));
+  line("scan step", fmt::format("{:.3f} pixels (median nearest neighbour)", s.step_px));
+  line("probe diameter", fmt::format("{:.2f} pixels ({})", s.probe_diameter_px,
+                                     s.probe_from_file ? "90 % power of the file's illumination"
+                                                       : "estimated from the mean pattern"));
+  line("overlap", fmt::format("{:.1f} %", 100 * s.overlap));
+  line("probe guess", i.illumination_modes ? fmt::format("{} mode(s)", i.illumination_modes) : "none");
+  line("ground truth", i.has_truth ? "yes (/entry_1/ptyko_truth)" : "no");
+  return out;
+}
+
+}  // namespace ptyko

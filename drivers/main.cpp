@@ -1,0 +1,52 @@
+// `ptyko`: performance-portable ptychography. Sub-commands:
+//   simulate, info (and more as they land).
+// Exit codes: 0 success, 1 internal error, 2 bad input or options.
+
+#include "commands.hpp"
+
+#include <ptyko/kernels/error.hpp>
+#include <ptyko/parallel/environment.hpp>
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+
+namespace {
+
+// One line on stderr; with several ranks, every rank is then stopped so that
+// none waits forever in a collective the failing one never reaches.
+[[noreturn]] void fail(ptyko::parallel::Environment const* env, int code, char const* what) {
+  if (!env || env->rank() == 0 || env->size() > 1) {
+    std::fprintf(stderr, "ptyko: error: %s\n", what);
+    std::fflush(stderr);
+  }
+  if (env && env->size() > 1) ptyko::parallel::Environment::abort_all(code);
+  std::exit(code);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::unique_ptr<ptyko::parallel::Environment> env;
+  try {
+    env = std::make_unique<ptyko::parallel::Environment>(argc, argv);
+    CLI::App app{"ptyko: performance-portable ptychography reconstruction (Kokkos + MPI)", "ptyko"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "ptyko 0.1.0");
+    ptyko::drivers::Action action;
+    ptyko::drivers::add_simulate(app, action);
+    ptyko::drivers::add_info(app, action);
+    try {
+      app.parse(argc, argv);
+    } catch (CLI::ParseError const& e) {
+      int const code = app.exit(e);  // prints help/version or the parse error
+      return code == 0 ? 0 : 2;
+    }
+    return action(*env);
+  } catch (ptyko::UserError const& e) {
+    fail(env.get(), 2, e.what());
+  } catch (std::exception const& e) {
+    fail(env.get(), 1, (std::string("internal: ") + e.what()).c_str());
+  }
+}
