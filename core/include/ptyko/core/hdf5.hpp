@@ -2,7 +2,9 @@
 // Thin RAII layer over the HDF5 C API used by ptyko's CXI and result files.
 // Complex arrays are stored as the compound {r, i} (the h5py convention),
 // so Python users open them directly. All errors become one-line UserErrors
-// naming the file and the object.
+// naming the file and the object; HDF5's own error printing is switched off
+// when a File is opened or created. Like most HDF5 builds, not thread-safe:
+// use from one thread per process.
 
 #include <ptyko/kernels/types.hpp>
 
@@ -36,7 +38,10 @@ class Handle {
   hid_t get() const { return m_id; }
   operator hid_t() const { return m_id; }
   bool valid() const { return m_id >= 0; }
+  /// Closes the id now (errors ignored: use File::close to see them).
   void reset();
+  /// Gives up ownership without closing.
+  hid_t release() { return std::exchange(m_id, H5I_INVALID_HID); }
 
  private:
   hid_t m_id = H5I_INVALID_HID;
@@ -55,6 +60,7 @@ class File {
   void close();
 
  private:
+  friend class AtomicFile;  // names the file by its final path, not the temporary
   Handle m_handle;
   std::string m_name;
 };
@@ -62,13 +68,25 @@ class File {
 /// True if `path` resolves to an object (soft links followed; a dangling
 /// link or any missing component gives false).
 bool exists(File const& f, std::string const& path);
+/// True if the last link of `path` exists, even when it is a dangling soft
+/// link (its parents must exist).
+bool link_exists(File const& f, std::string const& path);
 /// Extents of a dataset.
 std::vector<std::size_t> shape(File const& f, std::string const& path);
 /// Short type name: "uint8".."uint64", "int8".."int64", "float32",
-/// "float64", "complex64", "complex128", "string", or "other".
+/// "float64", "complex64", "complex128" (a compound of two floats), "enum"
+/// (h5py stores bool as an int8 enum; read<integer or float> reads it),
+/// "string", or "other".
 std::string type_name(File const& f, std::string const& path);
-/// Path of the dataset a (possibly soft-linked) path leads to.
+/// Path of the dataset a (possibly soft-linked) path leads to. UserError
+/// naming the missing link target when a link dangles.
 std::string resolve(File const& f, std::string const& path);
+
+/// Throws UserError when reading `bytes` from `path` would not fit in this
+/// machine's physical memory; `hint` (optional) says what to do instead.
+/// Called before allocating, so a corrupt or huge file fails cleanly.
+void check_fits_in_memory(File const& f, std::string const& path, double bytes,
+                          std::string const& hint = "");
 
 /// Reads a whole numeric dataset converted to T (double, float, int64_t,
 /// uint8_t, ...); complex T reads {r,i} compounds (and real data as real).
@@ -76,21 +94,31 @@ template <class T>
 std::vector<T> read(File const& f, std::string const& path, std::vector<std::size_t>* dims = nullptr);
 /// Reads a scalar (shape () or (1,)) converted to double.
 double read_scalar(File const& f, std::string const& path);
-/// Reads a string dataset or attribute-free scalar string.
+/// Reads a scalar string dataset (fixed or variable length).
 std::string read_string(File const& f, std::string const& path);
+/// Reads a string attribute `name` of the object at `object_path`.
+std::string read_string_attribute(File const& f, std::string const& object_path,
+                                  std::string const& name);
+/// Reads a numeric scalar attribute converted to double.
+double read_scalar_attribute(File const& f, std::string const& object_path,
+                             std::string const& name);
 /// Reads rows `rows` (indices along dimension 0, any order) of a dataset of
 /// rank >= 1, converted to float, into `out` (rows.size() * row size values),
-/// in the order given. Consecutive indices are read as one hyperslab block.
+/// in the order given. Consecutive indices are read as one hyperslab block
+/// (one H5Dread per run: faster in HDF5 1.10 than a union of hyperslabs).
 void read_rows(File const& f, std::string const& path, std::vector<std::size_t> const& rows,
                float* out);
 
 struct WriteOptions {
   bool compress = true;  ///< deflate level 4 + shuffle on chunked datasets
 };
-/// Writes a dataset (creating parent groups). T: arithmetic or
+/// Writes a dataset (creating parent groups, replacing an existing one;
+/// empty `dims` writes a scalar). T: arithmetic or
 /// Kokkos::complex / std::complex of float/double (stored as {r, i}).
 /// `stored_as` optionally names a narrower file type for real data:
-/// "uint16", "uint32", "float32".
+/// "uint8".."uint64", "int8".."int64", "float32", "float64"; for complex T
+/// "complex64" or "complex128". Chunks are whole
+/// trailing (y, x) planes (one frame per chunk for a frame stack).
 template <class T>
 void write(File const& f, std::string const& path, T const* data,
            std::vector<std::size_t> const& dims, WriteOptions const& opts = {},
