@@ -29,6 +29,7 @@ using HostComplex3 = Kokkos::View<Complex<double>***, Kokkos::LayoutRight, Kokko
 struct CxiInfo {
   std::string path;
   std::string data_path;        ///< resolved path of the intensities (soft links followed)
+  std::string translation_path; ///< resolved path of the (N, 3) translations
   std::size_t frames = 0;       ///< N
   int ny = 0, nx = 0;           ///< frame shape
   std::string data_type;        ///< "uint16", "int32", "float32", ...
@@ -37,13 +38,18 @@ struct CxiInfo {
   int illumination_modes = 0;   ///< 0: no probe guess in the file
   bool has_truth = false;       ///< /entry_1/ptyko_truth present (simulated by ptyko)
 
-  /// Geometry from the file; wavelength from energy when only that is given.
-  /// Throws UserError naming the missing/invalid entry.
+  /// Geometry from the file; wavelength from energy when only that is given
+  /// (the wavelength wins when both are), one pixel size for both axes when
+  /// only one is given. Throws UserError naming the missing/invalid entry,
+  /// also for an energy too large to be in joules (a file holding eV).
   Geometry geometry() const;
 };
 
 /// Inspects `path`: checks it is HDF5 with the CXI data and translation
-/// datasets, of consistent shapes. Throws UserError otherwise.
+/// datasets, of consistent shapes, numeric scalars (shape (), (1,) or one
+/// repeated value) and a mask of the frames' shape. Throws UserError
+/// otherwise. Geometry is checked by CxiInfo::geometry(), the probe guess by
+/// cxi_read_illumination (both may come from elsewhere).
 CxiInfo cxi_inspect(std::string const& path);
 
 /// Translations (N rows of x, y, z in metres) as stored: the sample's
@@ -53,8 +59,10 @@ std::vector<std::array<double, 3>> cxi_read_translations(CxiInfo const& info);
 /// Frames `indices` (any order, repeats allowed) as float, in the order
 /// given, centred as stored. Reads only those frames (hyperslab selection of
 /// consecutive runs), so each MPI rank can read just its own.
-/// Throws UserError on out-of-range indices, and on NaN/Inf or negative
-/// values unless `clip_negative` (then negatives become 0).
+/// Pixels the file's mask marks bad are set to 0 and not checked (detectors
+/// store NaN, -1 or their maximum there). Throws UserError on out-of-range
+/// indices, a request larger than memory, and on NaN/Inf or negative values
+/// unless `clip_negative` (then negatives become 0).
 HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& indices,
                            bool clip_negative = false);
 

@@ -1,0 +1,466 @@
+// CXI 1.6 reading and writing on top of ptyko::h5. Readers accept what other
+// programs write (integer detectors, soft links, (3, N) translations, scalars
+// of shape () or (1,)); each problem is one UserError naming the file and the
+// dataset, and saying what to do.
+#include <ptyko/core/cxi.hpp>
+#include <ptyko/core/hdf5.hpp>
+#include <ptyko/kernels/error.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace ptyko {
+
+namespace {
+
+constexpr char const* k_data = "/entry_1/data_1/data";
+constexpr char const* k_detector_data = "/entry_1/instrument_1/detector_1/data";
+constexpr char const* k_translation = "/entry_1/sample_1/geometry_1/translation";
+constexpr char const* k_data_translation = "/entry_1/data_1/translation";
+constexpr char const* k_energy = "/entry_1/instrument_1/source_1/energy";
+constexpr char const* k_wavelength = "/entry_1/instrument_1/source_1/wavelength";
+constexpr char const* k_distance = "/entry_1/instrument_1/detector_1/distance";
+constexpr char const* k_pixel_x = "/entry_1/instrument_1/detector_1/x_pixel_size";
+constexpr char const* k_pixel_y = "/entry_1/instrument_1/detector_1/y_pixel_size";
+constexpr char const* k_mask = "/entry_1/instrument_1/detector_1/mask";
+constexpr char const* k_illumination = "/entry_1/instrument_1/source_1/illumination";
+constexpr char const* k_truth = "/entry_1/ptyko_truth";
+constexpr char const* k_truth_object = "/entry_1/ptyko_truth/object";
+constexpr char const* k_truth_probe = "/entry_1/ptyko_truth/probe";
+constexpr char const* k_truth_positions = "/entry_1/ptyko_truth/positions_px";
+
+// Above this a file's "energy" cannot be in joules: 1e-12 J is 6 MeV, beyond
+// any photon or electron source used for ptychography.
+constexpr double k_max_energy_joule = 1e-12;
+
+bool is_real_number_type(std::string const& t) {
+  return t.rfind("uint", 0) == 0 || t.rfind("int", 0) == 0 || t == "float32" || t == "float64";
+}
+
+std::string shape_string(std::vector<std::size_t> const& dims) {
+  std::string s = "(";
+  for (std::size_t k = 0; k < dims.size(); ++k) s += (k ? ", " : "") + std::to_string(dims[k]);
+  return s + ")";
+}
+
+std::size_t count(std::vector<std::size_t> const& dims) {
+  std::size_t n = 1;
+  for (auto d : dims) n *= d;
+  return n;
+}
+
+// The first of `candidates` that leads to an object. A dangling soft link
+// among them is reported (resolve names its missing target), since it means
+// the file was written wrongly, not that the entry is absent.
+std::string find_first(h5::File const& f, std::initializer_list<char const*> candidates) {
+  for (char const* p : candidates) {
+    if (h5::exists(f, p)) return p;
+    if (h5::link_exists(f, p)) h5::resolve(f, p);  // throws, naming the missing target
+  }
+  return {};
+}
+
+// A single number that may be stored as shape (), (1,) or, as some
+// beamlines do, repeated once per frame.
+std::optional<double> read_optional_scalar(h5::File const& f, char const* path) {
+  if (!h5::exists(f, path)) return std::nullopt;
+  std::string const type = h5::type_name(f, path);
+  PTYKO_REQUIRE(is_real_number_type(type), f.name(), ": ", path, " holds ", type,
+                " values; expected a number");
+  auto const dims = h5::shape(f, path);
+  std::size_t const n = count(dims);
+  PTYKO_REQUIRE(n >= 1, f.name(), ": ", path, " is empty; expected a number");
+  PTYKO_REQUIRE(n <= (std::size_t(1) << 24), f.name(), ": ", path, " has shape ", shape_string(dims),
+                "; expected a single number");
+  auto const v = h5::read<double>(f, path);
+  for (double x : v) {
+    PTYKO_REQUIRE(std::isfinite(x), f.name(), ": ", path, " is ", x, "; expected a finite number");
+    PTYKO_REQUIRE(x == v[0], f.name(), ": ", path, " holds ", n,
+                  " different values; ptyko needs a single value for the whole scan");
+  }
+  return v[0];
+}
+
+// How the translations are laid out: (N, 3), (N, 2) or transposed (3, N).
+struct TranslationLayout {
+  bool transposed = false;
+  std::size_t columns = 3;
+};
+
+TranslationLayout translation_layout(std::string const& file, std::string const& tpath,
+                                     std::vector<std::size_t> const& dims, std::size_t frames,
+                                     std::string const& data_path) {
+  PTYKO_REQUIRE(dims.size() == 2, file, ": ", tpath, " has shape ", shape_string(dims),
+                "; expected (N, 3) translations x, y, z in metres");
+  bool const rows = dims[1] == 3 || dims[1] == 2;
+  // (3, 3) is ambiguous; CXI's (N, 3) wins.
+  bool const transposed = !rows && dims[0] == 3;
+  PTYKO_REQUIRE(rows || transposed, file, ": ", tpath, " has shape ", shape_string(dims),
+                "; expected (N, 3) translations x, y, z in metres");
+  std::size_t const n = transposed ? dims[1] : dims[0];
+  PTYKO_REQUIRE(n == frames, file, ": ", data_path, " has ", frames, " frames but ", tpath, " has ", n,
+                " translations: they must match, one position per frame");
+  return {transposed, transposed ? 3 : dims[1]};
+}
+
+// A 2-D (y, x) extent from (y, x) or (1, y, x).
+bool is_frame_shaped(std::vector<std::size_t> const& dims, int ny, int nx) {
+  if (dims.size() == 3 && dims[0] != 1) return false;
+  if (dims.size() != 2 && dims.size() != 3) return false;
+  return dims[dims.size() - 2] == std::size_t(ny) && dims[dims.size() - 1] == std::size_t(nx);
+}
+
+std::string frame_size(std::vector<std::size_t> const& dims) {
+  if (dims.size() >= 2) return std::to_string(dims[dims.size() - 2]) + "x" + std::to_string(dims.back());
+  return shape_string(dims);
+}
+
+// The detector mask as 1 = measured, from CXI's nonzero = bad.
+HostMask read_mask(h5::File const& f, CxiInfo const& info) {
+  HostMask mask(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("ptyko::cxi::mask")), info.ny, info.nx);
+  if (!h5::exists(f, k_mask)) {
+    Kokkos::deep_copy(mask, std::uint8_t(1));
+    return mask;
+  }
+  auto const dims = h5::shape(f, k_mask);
+  PTYKO_REQUIRE(is_frame_shaped(dims, info.ny, info.nx), f.name(), ": mask ", k_mask, " is ",
+                frame_size(dims), " but frames are ", info.ny, "x", info.nx, ": they must match");
+  std::string const type = h5::type_name(f, k_mask);
+  PTYKO_REQUIRE(is_real_number_type(type) || type == "enum", f.name(), ": mask ", k_mask, " holds ",
+                type, " values; expected integers (nonzero = bad pixel)");
+  // Read as double: exact for every integer a mask holds, keeps negative
+  // values of signed masks nonzero, and NaN in a float mask counts as bad.
+  auto const v = h5::read<double>(f, k_mask);
+  for (std::size_t k = 0; k < v.size(); ++k) mask.data()[k] = v[k] == 0 ? 1 : 0;
+  return mask;
+}
+
+// The (M, a, b) extents of a complex stack stored as (M, a, b) or (a, b).
+std::array<std::size_t, 3> stack_extents(std::vector<std::size_t> const& dims) {
+  if (dims.size() == 2) return {1, dims[0], dims[1]};
+  return {dims[0], dims[1], dims[2]};
+}
+
+HostComplex3 read_complex_stack(h5::File const& f, char const* path, char const* what, char const* label) {
+  auto const dims = h5::shape(f, path);
+  PTYKO_REQUIRE(dims.size() == 2 || dims.size() == 3, f.name(), ": ", what, " ", path, " has shape ",
+                shape_string(dims), "; expected (modes, y, x) or (y, x)");
+  auto const e = stack_extents(dims);
+  PTYKO_REQUIRE(e[0] >= 1 && e[1] >= 1 && e[2] >= 1, f.name(), ": ", what, " ", path, " is empty (shape ",
+                shape_string(dims), ")");
+  auto const v = h5::read<Complex<double>>(f, path);
+  HostComplex3 out(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), e[0], e[1], e[2]);
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    PTYKO_REQUIRE(std::isfinite(v[k].real()) && std::isfinite(v[k].imag()), f.name(), ": ", what, " ", path,
+                  " holds NaN or infinite values");
+    out.data()[k] = v[k];
+  }
+  return out;
+}
+
+void require_numeric(h5::File const& f, char const* path, bool allow_complex) {
+  std::string const type = h5::type_name(f, path);
+  bool const ok = is_real_number_type(type) || (allow_complex && type.rfind("complex", 0) == 0);
+  PTYKO_REQUIRE(ok, f.name(), ": ", path, " holds ", type, " values; expected ",
+                allow_complex ? "complex or real numbers" : "real numbers");
+}
+
+// The frames' storage type: detector counts as the narrowest unsigned type
+// holding them, anything else as float32.
+std::string frame_storage(HostFrames const& frames, bool integer_frames) {
+  if (!integer_frames) return "float32";
+  float max = 0;
+  for (std::size_t k = 0; k < frames.span(); ++k) {
+    float const v = frames.data()[k];
+    if (!(v >= 0) || v != std::floor(v)) return "float32";  // negative, fractional or NaN
+    max = std::max(max, v);
+  }
+  if (max <= 65535.f) return "uint16";
+  if (double(max) <= 4294967295.0) return "uint32";
+  return "float32";
+}
+
+// A contiguous copy when a View is strided (a subview); else the View itself.
+template <class View>
+View contiguous(View const& v) {
+  if (v.span_is_contiguous()) return v;
+  View copy(Kokkos::view_alloc(Kokkos::WithoutInitializing, v.label()), v.layout());
+  Kokkos::deep_copy(copy, v);
+  return copy;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ CxiInfo
+
+Geometry CxiInfo::geometry() const {
+  Geometry g;
+  if (wavelength_m) {
+    PTYKO_REQUIRE(*wavelength_m > 0, path, ": ", k_wavelength, " is ", *wavelength_m,
+                  " m: it must be a positive wavelength in metres");
+    g.wavelength_m = *wavelength_m;
+  } else if (energy_joule) {
+    PTYKO_REQUIRE(*energy_joule > 0, path, ": ", k_energy, " is ", *energy_joule,
+                  " J: it must be a positive energy in joules");
+    PTYKO_REQUIRE(*energy_joule <= k_max_energy_joule, path, ": ", k_energy, " is ", *energy_joule,
+                  " J, far too high: CXI stores the energy in joules (8 keV is 1.2817e-15 J); if the "
+                  "file holds eV, multiply by 1.602176634e-19");
+    g.wavelength_m = wavelength_from_energy(*energy_joule);
+  } else {
+    PTYKO_FAIL(path, ": neither ", k_energy, " nor ", k_wavelength,
+               " is present: add one (energy in J or wavelength in m)");
+  }
+  PTYKO_REQUIRE(distance_m.has_value(), path, ": ", k_distance,
+                " is missing: add the sample-detector distance in metres");
+  PTYKO_REQUIRE(*distance_m > 0, path, ": ", k_distance, " is ", *distance_m,
+                " m: it must be a positive sample-detector distance in metres");
+  g.distance_m = *distance_m;
+  PTYKO_REQUIRE(pixel_size_x_m || pixel_size_y_m, path, ": neither ", k_pixel_x, " nor ", k_pixel_y,
+                " is present: add the detector pixel size in metres");
+  // Square pixels are the rule: one size stands for both.
+  g.pixel_size_x_m = pixel_size_x_m ? *pixel_size_x_m : *pixel_size_y_m;
+  g.pixel_size_y_m = pixel_size_y_m ? *pixel_size_y_m : *pixel_size_x_m;
+  PTYKO_REQUIRE(g.pixel_size_x_m > 0 && g.pixel_size_y_m > 0, path, ": detector pixel size (", k_pixel_y,
+                ", ", k_pixel_x, ") is ", g.pixel_size_y_m, " x ", g.pixel_size_x_m,
+                " m: both must be positive sizes in metres");
+  g.detector_size = nx;
+  g.validate(path.c_str());
+  return g;
+}
+
+// ------------------------------------------------------------------ readers
+
+CxiInfo cxi_inspect(std::string const& path) {
+  CxiInfo info;
+  info.path = path;
+  auto f = h5::File::open_read(path);
+
+  std::string const data = find_first(f, {k_data, k_detector_data});
+  PTYKO_REQUIRE(!data.empty(), path, ": no diffraction data: neither ", k_data, " nor ", k_detector_data,
+                " exists");
+  info.data_path = h5::resolve(f, data);
+  info.data_type = h5::type_name(f, data);
+  PTYKO_REQUIRE(is_real_number_type(info.data_type), path, ": ", data, " holds ", info.data_type,
+                " values; expected intensities as integers or floats");
+  auto const dims = h5::shape(f, data);
+  PTYKO_REQUIRE(dims.size() == 3, path, ": ", data, " has rank ", dims.size(),
+                ", expected (frames, y, x)");
+  PTYKO_REQUIRE(dims[0] > 0, path, ": ", data, " holds no frames (shape ", shape_string(dims), ")");
+  PTYKO_REQUIRE(dims[1] == dims[2], path, ": frames in ", data, " are ", dims[1], "x", dims[2],
+                " (y by x) but ptyko needs square frames: crop or pad them to a square");
+  PTYKO_REQUIRE(dims[1] <= std::size_t(std::numeric_limits<int>::max()), path, ": frames in ", data,
+                " are ", dims[1], " pixels wide: too large");
+  info.frames = dims[0];
+  info.ny = int(dims[1]);
+  info.nx = int(dims[2]);
+
+  std::string const trans = find_first(f, {k_translation, k_data_translation});
+  PTYKO_REQUIRE(!trans.empty(), path, ": no scan positions: neither ", k_translation, " nor ",
+                k_data_translation, " exists: add the (N, 3) sample translations in metres");
+  require_numeric(f, trans.c_str(), false);
+  translation_layout(path, trans, h5::shape(f, trans), info.frames, data);
+  info.translation_path = h5::resolve(f, trans);
+
+  info.energy_joule = read_optional_scalar(f, k_energy);
+  info.wavelength_m = read_optional_scalar(f, k_wavelength);
+  info.distance_m = read_optional_scalar(f, k_distance);
+  info.pixel_size_x_m = read_optional_scalar(f, k_pixel_x);
+  info.pixel_size_y_m = read_optional_scalar(f, k_pixel_y);
+
+  // The mask is always used, so a wrong one fails here, before any reading.
+  info.has_mask = h5::exists(f, k_mask);
+  if (info.has_mask) {
+    auto const mdims = h5::shape(f, k_mask);
+    PTYKO_REQUIRE(is_frame_shaped(mdims, info.ny, info.nx), path, ": mask ", k_mask, " is ",
+                  frame_size(mdims), " but frames are ", info.ny, "x", info.nx, ": they must match");
+  }
+  // The probe guess is optional input (a run may take it from elsewhere):
+  // its shape is checked by cxi_read_illumination.
+  if (h5::exists(f, k_illumination)) {
+    auto const idims = h5::shape(f, k_illumination);
+    info.illumination_modes = idims.size() == 3 ? int(idims[0]) : 1;
+  }
+  info.has_truth = h5::exists(f, k_truth);
+  return info;
+}
+
+std::vector<std::array<double, 3>> cxi_read_translations(CxiInfo const& info) {
+  auto f = h5::File::open_read(info.path);
+  std::vector<std::size_t> dims;
+  auto const v = h5::read<double>(f, info.translation_path, &dims);
+  auto const layout = translation_layout(info.path, info.translation_path, dims, info.frames, info.data_path);
+  std::vector<std::array<double, 3>> out(info.frames, {0.0, 0.0, 0.0});
+  for (std::size_t n = 0; n < info.frames; ++n) {
+    for (std::size_t c = 0; c < layout.columns; ++c) {
+      double const t = layout.transposed ? v[c * info.frames + n] : v[n * layout.columns + c];
+      PTYKO_REQUIRE(std::isfinite(t), info.path, ": translation ", n, " in ", info.translation_path,
+                    " is not a finite number");
+      out[n][c] = t;
+    }
+  }
+  return out;
+}
+
+HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& indices, bool clip_negative) {
+  PTYKO_ASSERT(!info.data_path.empty(), "cxi_read_frames needs a CxiInfo from cxi_inspect");
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    PTYKO_REQUIRE(indices[k] < info.frames, info.path, ": frame index ", indices[k],
+                  " is out of range: the file has ", info.frames, " frames (0 to ", info.frames - 1, ")");
+  }
+  auto f = h5::File::open_read(info.path);
+  auto const dims = h5::shape(f, info.data_path);
+  PTYKO_REQUIRE(dims.size() == 3 && dims[0] == info.frames && dims[1] == std::size_t(info.ny) &&
+                    dims[2] == std::size_t(info.nx),
+                info.path, ": ", info.data_path, " is now ", shape_string(dims),
+                ": the file changed since it was inspected");
+  std::size_t const pixels = std::size_t(info.ny) * std::size_t(info.nx);
+  h5::check_fits_in_memory(f, info.data_path, double(indices.size()) * double(pixels) * sizeof(float),
+                           "read fewer frames per process (run on more MPI ranks or nodes)");
+  HostFrames frames(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("ptyko::cxi::frames")), indices.size(),
+                    info.ny, info.nx);
+  h5::read_rows(f, info.data_path, indices, frames.data());
+
+  // Bad pixels often hold NaN, -1 or the type's maximum: they are zeroed
+  // (so that no NaN reaches the solvers, where NaN * 0 is still NaN) and
+  // not checked.
+  HostMask const mask = read_mask(f, info);
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    float* frame = frames.data() + k * pixels;
+    for (std::size_t p = 0; p < pixels; ++p) {
+      float& v = frame[p];
+      if (mask.data()[p] == 0) {
+        v = 0;
+        continue;
+      }
+      if (v >= 0 && v <= std::numeric_limits<float>::max()) continue;  // the common case
+      PTYKO_REQUIRE(std::isfinite(v), info.path, ": frame ", indices[k], " of ", info.data_path, " has ",
+                    std::isnan(v) ? "a NaN" : "an infinite", " intensity at pixel (y, x) = (", p / info.nx,
+                    ", ", p % info.nx, "): fix the data or mark the pixel bad in ", k_mask);
+      PTYKO_REQUIRE(clip_negative, info.path, ": frame ", indices[k], " of ", info.data_path,
+                    " has a negative intensity (", v, ") at pixel (y, x) = (", p / info.nx, ", ",
+                    p % info.nx, "): intensities must be >= 0; use --clip-negative to set negative "
+                    "values to zero");
+      v = 0;
+    }
+  }
+  return frames;
+}
+
+HostMask cxi_read_mask(CxiInfo const& info) {
+  auto f = h5::File::open_read(info.path);
+  return read_mask(f, info);
+}
+
+HostComplex3 cxi_read_illumination(CxiInfo const& info) {
+  auto f = h5::File::open_read(info.path);
+  if (!h5::exists(f, k_illumination)) return {};
+  require_numeric(f, k_illumination, true);
+  auto const dims = h5::shape(f, k_illumination);
+  if (dims.size() == 2 || dims.size() == 3) {
+    auto const e = stack_extents(dims);
+    PTYKO_REQUIRE(e[1] == std::size_t(info.ny) && e[2] == std::size_t(info.nx), info.path,
+                  ": probe guess is ", e[1], "x", e[2], " but frames are ", info.ny, "x", info.nx, " (",
+                  k_illumination, "): they must match");
+  }
+  return read_complex_stack(f, k_illumination, "probe guess", "ptyko::cxi::illumination");
+}
+
+std::optional<CxiTruth> cxi_read_truth(CxiInfo const& info) {
+  auto f = h5::File::open_read(info.path);
+  if (!h5::exists(f, k_truth)) return std::nullopt;
+  CxiTruth truth;
+  for (char const* p : {k_truth_object, k_truth_probe, k_truth_positions}) {
+    PTYKO_REQUIRE(h5::exists(f, p), info.path, ": ", k_truth, " lacks ", p);
+    require_numeric(f, p, std::string(p) != k_truth_positions);
+  }
+  auto const odims = h5::shape(f, k_truth_object);
+  PTYKO_REQUIRE(odims.size() == 2, info.path, ": ", k_truth_object, " has shape ", shape_string(odims),
+                "; expected (H, W)");
+  auto const obj = h5::read<Complex<double>>(f, k_truth_object);
+  truth.object = HostComplex2(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("ptyko::cxi::truth_object")),
+                              odims[0], odims[1]);
+  std::copy(obj.begin(), obj.end(), truth.object.data());
+  truth.probe = read_complex_stack(f, k_truth_probe, "true probe", "ptyko::cxi::truth_probe");
+  std::vector<std::size_t> pdims;
+  auto const pos = h5::read<double>(f, k_truth_positions, &pdims);
+  PTYKO_REQUIRE(pdims.size() == 2 && pdims[1] == 2, info.path, ": ", k_truth_positions, " has shape ",
+                shape_string(pdims), "; expected (N, 2) pixel positions (y, x)");
+  truth.positions_px.resize(pdims[0]);
+  for (std::size_t n = 0; n < pdims[0]; ++n) truth.positions_px[n] = {pos[2 * n], pos[2 * n + 1]};
+  return truth;
+}
+
+// ------------------------------------------------------------------ writer
+
+void cxi_write(std::string const& path, CxiContents const& c) {
+  std::size_t const n = c.frames.extent(0), ny = c.frames.extent(1), nx = c.frames.extent(2);
+  PTYKO_REQUIRE(n > 0, path, ": no frames to write");
+  PTYKO_REQUIRE(ny == nx, path, ": frames are ", ny, "x", nx, "; CXI files for ptyko hold square frames");
+  PTYKO_REQUIRE(c.translations.size() == n, path, ": ", n, " frames but ", c.translations.size(),
+                " translations: they must match");
+  Geometry g = c.geometry;
+  if (g.detector_size == 0) g.detector_size = int(nx);
+  PTYKO_REQUIRE(g.detector_size == int(nx), path, ": geometry says ", g.detector_size,
+                "-pixel frames but the frames are ", nx, " pixels wide");
+  g.validate(path.c_str());
+  bool const has_mask = c.mask.size() > 0;
+  PTYKO_REQUIRE(!has_mask || (c.mask.extent(0) == ny && c.mask.extent(1) == nx), path, ": mask is ",
+                c.mask.extent(0), "x", c.mask.extent(1), " but frames are ", ny, "x", nx);
+  bool const has_probe = c.illumination.size() > 0;
+  PTYKO_REQUIRE(!has_probe || (c.illumination.extent(1) == ny && c.illumination.extent(2) == nx), path,
+                ": probe guess is ", c.illumination.extent(1), "x", c.illumination.extent(2),
+                " but frames are ", ny, "x", nx);
+  if (c.truth) {
+    PTYKO_REQUIRE(c.truth->object.size() > 0 && c.truth->probe.size() > 0, path,
+                  ": the ground truth lacks its object or probe");
+    PTYKO_REQUIRE(c.truth->positions_px.size() == n, path, ": ", n, " frames but ",
+                  c.truth->positions_px.size(), " true positions");
+  }
+
+  h5::AtomicFile out(path);
+  auto& f = out.file();
+  h5::write_scalar_int(f, "/cxi_version", 160);
+
+  auto const frames = contiguous(c.frames);
+  h5::write(f, k_detector_data, frames.data(), {n, ny, nx}, {}, frame_storage(frames, c.integer_frames));
+  h5::write_attribute(f, k_detector_data, "axes", "translation:y:x");
+  h5::soft_link(f, k_detector_data, k_data);
+
+  std::vector<double> t(3 * n);
+  for (std::size_t k = 0; k < n; ++k) std::copy(c.translations[k].begin(), c.translations[k].end(), &t[3 * k]);
+  h5::write(f, k_translation, t.data(), {n, 3});
+  h5::soft_link(f, k_translation, k_data_translation);
+
+  h5::write_scalar(f, k_energy, g.energy_joule());
+  h5::write_scalar(f, k_wavelength, g.wavelength_m);
+  h5::write_scalar(f, k_distance, g.distance_m);
+  h5::write_scalar(f, k_pixel_x, g.pixel_size_x_m);
+  h5::write_scalar(f, k_pixel_y, g.pixel_size_y_m);
+
+  if (has_mask) {
+    auto const mask = contiguous(c.mask);
+    std::vector<std::uint32_t> bad(ny * nx);
+    for (std::size_t k = 0; k < bad.size(); ++k) bad[k] = mask.data()[k] == 0 ? 1 : 0;
+    h5::write(f, k_mask, bad.data(), {ny, nx});
+  }
+  if (has_probe) {
+    auto const probe = contiguous(c.illumination);
+    h5::write(f, k_illumination, probe.data(), {probe.extent(0), ny, nx});
+  }
+  if (c.truth) {
+    auto const obj = contiguous(c.truth->object);
+    h5::write(f, k_truth_object, obj.data(), {obj.extent(0), obj.extent(1)});
+    auto const probe = contiguous(c.truth->probe);
+    h5::write(f, k_truth_probe, probe.data(), {probe.extent(0), probe.extent(1), probe.extent(2)});
+    std::vector<double> pos(2 * n);
+    for (std::size_t k = 0; k < n; ++k) {
+      pos[2 * k] = c.truth->positions_px[k][0];
+      pos[2 * k + 1] = c.truth->positions_px[k][1];
+    }
+    h5::write(f, k_truth_positions, pos.data(), {n, 2});
+  }
+  out.commit();
+}
+
+}  // namespace ptyko

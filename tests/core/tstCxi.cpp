@@ -1,0 +1,661 @@
+// CXI files: write -> inspect -> read round trips, files as other programs
+// write them, and one clear UserError per kind of broken file.
+#include <ptyko/core/cxi.hpp>
+#include <ptyko/core/hdf5.hpp>
+#include <ptyko/kernels/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace ptyko;
+namespace fs = std::filesystem;
+
+constexpr char const* k_data = "/entry_1/data_1/data";
+constexpr char const* k_detector_data = "/entry_1/instrument_1/detector_1/data";
+constexpr char const* k_translation = "/entry_1/sample_1/geometry_1/translation";
+constexpr char const* k_energy = "/entry_1/instrument_1/source_1/energy";
+constexpr char const* k_wavelength = "/entry_1/instrument_1/source_1/wavelength";
+constexpr char const* k_distance = "/entry_1/instrument_1/detector_1/distance";
+constexpr char const* k_pixel_x = "/entry_1/instrument_1/detector_1/x_pixel_size";
+constexpr char const* k_pixel_y = "/entry_1/instrument_1/detector_1/y_pixel_size";
+constexpr char const* k_mask = "/entry_1/instrument_1/detector_1/mask";
+constexpr char const* k_illumination = "/entry_1/instrument_1/source_1/illumination";
+
+// A fresh folder per test, removed afterwards.
+class Cxi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto const* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    m_dir = fs::temp_directory_path() / ("ptyko-test-" + std::to_string(::getpid()) + "-Cxi-" + info->name());
+    fs::remove_all(m_dir);
+    fs::create_directories(m_dir);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(m_dir, ec);
+  }
+  std::string file(std::string const& name) const { return (m_dir / name).string(); }
+
+  fs::path m_dir;
+};
+
+template <class F>
+std::string user_error(F&& f) {
+  try {
+    f();
+  } catch (UserError const& e) {
+    return e.what();
+  } catch (std::exception const& e) {
+    ADD_FAILURE() << "expected UserError, got: " << e.what();
+    return {};
+  }
+  ADD_FAILURE() << "expected UserError, nothing thrown";
+  return {};
+}
+
+// EXPECT_THROW, then checks the message is one line starting with the file
+// path and containing every phrase.
+template <class F>
+void expect_user_error(F&& f, std::string const& path, std::vector<std::string> const& phrases) {
+  EXPECT_THROW(f(), UserError);
+  std::string const msg = user_error(f);
+  EXPECT_EQ(msg.rfind(path, 0), 0u) << "does not start with " << path << ": " << msg;
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  for (auto const& p : phrases) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
+}
+
+Geometry test_geometry(int d) {
+  Geometry g;
+  g.wavelength_m = 1.5e-10;
+  g.distance_m = 2.5;
+  g.pixel_size_y_m = 75e-6;
+  g.pixel_size_x_m = 55e-6;
+  g.detector_size = d;
+  return g;
+}
+
+// Everything a simulated file holds; integer counts when `counts`.
+CxiContents make_contents(std::size_t n, int d, bool counts, unsigned seed = 1) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  CxiContents c;
+  c.frames = HostFrames("frames", n, d, d);
+  for (std::size_t k = 0; k < c.frames.size(); ++k) {
+    double const v = 1000 * u(gen);
+    c.frames.data()[k] = float(counts ? std::floor(v) : v);
+  }
+  for (std::size_t k = 0; k < n; ++k) c.translations.push_back({1e-6 * u(gen), -2e-6 * u(gen), 0.0});
+  c.geometry = test_geometry(d);
+  c.mask = HostMask("mask", d, d);
+  Kokkos::deep_copy(c.mask, std::uint8_t(1));
+  c.mask(0, 1) = 0;
+  c.mask(d - 1, d - 2) = 0;
+  c.illumination = HostComplex3("probe", 2, d, d);
+  for (std::size_t k = 0; k < c.illumination.size(); ++k)
+    c.illumination.data()[k] = Complex<double>(u(gen), -u(gen));
+  CxiTruth t;
+  t.object = HostComplex2("object", d + 5, d + 7);
+  for (std::size_t k = 0; k < t.object.size(); ++k) t.object.data()[k] = Complex<double>(u(gen), u(gen));
+  t.probe = HostComplex3("true probe", 1, d, d);
+  for (std::size_t k = 0; k < t.probe.size(); ++k) t.probe.data()[k] = Complex<double>(u(gen), u(gen));
+  for (std::size_t k = 0; k < n; ++k) t.positions_px.push_back({10 * u(gen), 20 * u(gen)});
+  c.truth = t;
+  c.integer_frames = counts;
+  return c;
+}
+
+template <class A, class B>
+void expect_same(A const& a, B const& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (unsigned r = 0; r < A::rank; ++r) ASSERT_EQ(a.extent(r), b.extent(r));
+  for (std::size_t k = 0; k < a.size(); ++k) ASSERT_EQ(a.data()[k], b.data()[k]) << k;
+}
+
+// A minimal valid file as another program might write it, through the
+// h5:: API so single parts can be broken: (N, D, D) data at the detector
+// with the data_1 soft link, (N, 3) translations, energy, distance, pixel.
+struct Builder {
+  std::size_t n = 6;
+  std::size_t d = 8;
+  std::vector<float> frames;
+  std::vector<double> translations;
+
+  Builder() {
+    frames.resize(n * d * d);
+    for (std::size_t k = 0; k < frames.size(); ++k) frames[k] = float(k % 17);
+    translations.resize(n * 3);
+    for (std::size_t k = 0; k < translations.size(); ++k) translations[k] = 1e-7 * double(k);
+  }
+  // Writes everything except the paths in `skip`.
+  void write(std::string const& path, std::vector<std::string> const& skip = {}) const {
+    auto has = [&](char const* p) { return std::find(skip.begin(), skip.end(), p) == skip.end(); };
+    auto f = h5::File::create(path);
+    if (has(k_detector_data)) h5::write(f, k_detector_data, frames.data(), {n, d, d}, {}, "uint16");
+    if (has(k_data)) h5::soft_link(f, k_detector_data, k_data);
+    if (has(k_translation)) h5::write(f, k_translation, translations.data(), {n, 3});
+    if (has(k_energy)) h5::write_scalar(f, k_energy, 1.2817e-15);
+    if (has(k_distance)) h5::write_scalar(f, k_distance, 3.0);
+    if (has(k_pixel_x)) h5::write_scalar(f, k_pixel_x, 75e-6);
+    f.close();
+  }
+};
+
+std::vector<std::size_t> all_indices(std::size_t n) {
+  std::vector<std::size_t> v(n);
+  std::iota(v.begin(), v.end(), std::size_t(0));
+  return v;
+}
+
+// ------------------------------------------------------------------ round trips
+
+TEST_F(Cxi, RoundTripEverything) {
+  auto const path = file("scan.cxi");
+  auto const c = make_contents(7, 16, true);
+  cxi_write(path, c);
+
+  auto const info = cxi_inspect(path);
+  EXPECT_EQ(info.path, path);
+  EXPECT_EQ(info.data_path, k_detector_data);  // /entry_1/data_1/data is a soft link to it
+  EXPECT_EQ(info.translation_path, k_translation);
+  EXPECT_EQ(info.frames, 7u);
+  EXPECT_EQ(info.ny, 16);
+  EXPECT_EQ(info.nx, 16);
+  EXPECT_EQ(info.data_type, "uint16");
+  EXPECT_TRUE(info.has_mask);
+  EXPECT_EQ(info.illumination_modes, 2);
+  EXPECT_TRUE(info.has_truth);
+  ASSERT_TRUE(info.energy_joule && info.wavelength_m && info.distance_m);
+
+  auto const g = info.geometry();
+  EXPECT_DOUBLE_EQ(g.wavelength_m, c.geometry.wavelength_m);
+  EXPECT_DOUBLE_EQ(*info.energy_joule, c.geometry.energy_joule());
+  EXPECT_EQ(g.distance_m, c.geometry.distance_m);
+  EXPECT_EQ(g.pixel_size_x_m, c.geometry.pixel_size_x_m);
+  EXPECT_EQ(g.pixel_size_y_m, c.geometry.pixel_size_y_m);
+  EXPECT_EQ(g.detector_size, 16);
+
+  EXPECT_EQ(cxi_read_translations(info), c.translations);
+  auto frames = cxi_read_frames(info, all_indices(7));
+  // Pixels the mask marks bad read as 0; all others are identical.
+  auto expected = HostFrames("expected", 7, 16, 16);
+  Kokkos::deep_copy(expected, c.frames);
+  for (int n = 0; n < 7; ++n) {
+    expected(n, 0, 1) = 0;
+    expected(n, 15, 14) = 0;
+  }
+  expect_same(frames, expected);
+  expect_same(cxi_read_mask(info), c.mask);
+  expect_same(cxi_read_illumination(info), c.illumination);
+  auto const truth = cxi_read_truth(info);
+  ASSERT_TRUE(truth);
+  expect_same(truth->object, c.truth->object);
+  expect_same(truth->probe, c.truth->probe);
+  EXPECT_EQ(truth->positions_px, c.truth->positions_px);
+
+  // The CXI conventions other programs rely on.
+  auto f = h5::File::open_read(path);
+  EXPECT_EQ(h5::read_scalar(f, "/cxi_version"), 160);
+  EXPECT_EQ(h5::read_string_attribute(f, k_data, "axes"), "translation:y:x");
+  EXPECT_EQ(h5::resolve(f, "/entry_1/data_1/translation"), k_translation);
+  EXPECT_EQ(h5::type_name(f, k_mask), "uint32");
+  auto const bad = h5::read<std::uint32_t>(f, k_mask);
+  EXPECT_EQ(std::accumulate(bad.begin(), bad.end(), 0u), 2u);  // nonzero = bad
+  EXPECT_EQ(h5::type_name(f, k_illumination), "complex128");
+}
+
+TEST_F(Cxi, MinimalFileHasNoOptionalParts) {
+  auto const path = file("minimal.cxi");
+  auto c = make_contents(3, 8, true);
+  c.mask = HostMask();
+  c.illumination = HostComplex3();
+  c.truth.reset();
+  cxi_write(path, c);
+  auto const info = cxi_inspect(path);
+  EXPECT_FALSE(info.has_mask);
+  EXPECT_EQ(info.illumination_modes, 0);
+  EXPECT_FALSE(info.has_truth);
+  auto const mask = cxi_read_mask(info);
+  ASSERT_EQ(mask.extent(0), 8u);
+  for (std::size_t k = 0; k < mask.size(); ++k) EXPECT_EQ(mask.data()[k], 1);
+  EXPECT_EQ(cxi_read_illumination(info).size(), 0u);
+  EXPECT_FALSE(cxi_read_truth(info));
+  expect_same(cxi_read_frames(info, all_indices(3)), c.frames);
+}
+
+TEST_F(Cxi, StorageTypeFollowsTheData) {
+  struct Case {
+    float value;
+    bool integer_frames;
+    char const* type;
+  };
+  for (auto const& k : {Case{7, true, "uint16"}, Case{65535, true, "uint16"}, Case{65536, true, "uint32"},
+                        Case{7.5f, true, "float32"}, Case{-1, true, "float32"}, Case{7, false, "float32"}}) {
+    auto const path = file("storage.cxi");
+    auto c = make_contents(2, 4, true);
+    c.frames(1, 2, 3) = k.value;
+    c.integer_frames = k.integer_frames;
+    c.mask = HostMask();
+    cxi_write(path, c);
+    auto const info = cxi_inspect(path);
+    EXPECT_EQ(info.data_type, k.type) << k.value;
+    auto const frames = cxi_read_frames(info, {1}, /*clip_negative=*/true);
+    EXPECT_EQ(frames(0, 2, 3), std::max(k.value, 0.f));
+  }
+  // Fractional intensities survive as float32.
+  auto const path = file("float.cxi");
+  auto const c = make_contents(3, 8, false);
+  cxi_write(path, c);
+  auto const info = cxi_inspect(path);
+  EXPECT_EQ(info.data_type, "float32");
+  auto const frames = cxi_read_frames(info, {2});
+  EXPECT_EQ(frames(0, 4, 5), c.frames(2, 4, 5));
+}
+
+TEST_F(Cxi, SubsetInRequestedOrder) {
+  auto const path = file("subset.cxi");
+  auto c = make_contents(12, 8, true);
+  c.mask = HostMask();
+  cxi_write(path, c);
+  auto const info = cxi_inspect(path);
+  std::vector<std::size_t> const idx = {9, 2, 3, 4, 2, 11, 0, 10};
+  auto const frames = cxi_read_frames(info, idx);
+  ASSERT_EQ(frames.extent(0), idx.size());
+  for (std::size_t k = 0; k < idx.size(); ++k)
+    for (int y = 0; y < 8; ++y)
+      for (int x = 0; x < 8; ++x) ASSERT_EQ(frames(k, y, x), c.frames(idx[k], y, x)) << k;
+  EXPECT_EQ(cxi_read_frames(info, {}).extent(0), 0u);
+}
+
+TEST_F(Cxi, IntegerDetectorTypes) {
+  for (char const* type : {"uint8", "int16", "int32", "uint32", "int64", "float64"}) {
+    auto const path = file("types.cxi");
+    Builder b;
+    auto f = h5::File::create(path);
+    h5::write(f, k_detector_data, b.frames.data(), {b.n, b.d, b.d}, {}, type);
+    h5::write(f, k_translation, b.translations.data(), {b.n, 3});
+    h5::write_scalar(f, k_wavelength, 1e-10);
+    h5::write_scalar(f, k_distance, 3.0);
+    h5::write_scalar(f, k_pixel_y, 75e-6);
+    f.close();
+    auto const info = cxi_inspect(path);
+    EXPECT_EQ(info.data_type, type);
+    EXPECT_EQ(info.data_path, k_detector_data);  // found without the data_1 link
+    auto const frames = cxi_read_frames(info, all_indices(b.n));
+    for (std::size_t k = 0; k < b.frames.size(); ++k) ASSERT_EQ(frames.data()[k], b.frames[k]) << type;
+  }
+}
+
+// ------------------------------------------------------------------ layouts
+
+TEST_F(Cxi, TransposedAndTwoColumnTranslations) {
+  Builder b;
+  // (3, N): row c holds coordinate c of every position.
+  auto const t3 = file("t3.cxi");
+  std::vector<double> transposed(3 * b.n);
+  for (std::size_t n = 0; n < b.n; ++n)
+    for (std::size_t c = 0; c < 3; ++c) transposed[c * b.n + n] = b.translations[n * 3 + c];
+  auto write_translations = [&](std::string const& path, std::vector<double> const& v,
+                                std::vector<std::size_t> const& dims, char const* where) {
+    auto f = h5::File::create(path);
+    h5::write(f, k_detector_data, b.frames.data(), {b.n, b.d, b.d});
+    h5::soft_link(f, k_detector_data, k_data);
+    h5::write(f, where, v.data(), dims);
+    h5::write_scalar(f, k_energy, 1.2817e-15);
+    h5::write_scalar(f, k_distance, 3.0);
+    h5::write_scalar(f, k_pixel_x, 75e-6);
+    f.close();
+  };
+  write_translations(t3, transposed, {3, b.n}, k_translation);
+  auto const info3 = cxi_inspect(t3);
+  auto const r3 = cxi_read_translations(info3);
+  for (std::size_t n = 0; n < b.n; ++n)
+    for (std::size_t c = 0; c < 3; ++c) EXPECT_EQ(r3[n][c], b.translations[n * 3 + c]);
+
+  // (N, 2): x, y with z = 0, found under /entry_1/data_1/translation only.
+  auto const t2 = file("t2.cxi");
+  std::vector<double> xy(2 * b.n);
+  for (std::size_t n = 0; n < b.n; ++n) {
+    xy[2 * n] = 1e-6 * double(n);
+    xy[2 * n + 1] = -1e-6 * double(n);
+  }
+  write_translations(t2, xy, {b.n, 2}, "/entry_1/data_1/translation");
+  auto const info2 = cxi_inspect(t2);
+  EXPECT_EQ(info2.translation_path, "/entry_1/data_1/translation");
+  auto const r2 = cxi_read_translations(info2);
+  for (std::size_t n = 0; n < b.n; ++n) {
+    EXPECT_EQ(r2[n][0], 1e-6 * double(n));
+    EXPECT_EQ(r2[n][1], -1e-6 * double(n));
+    EXPECT_EQ(r2[n][2], 0.0);
+  }
+}
+
+TEST_F(Cxi, WavelengthOnlyEnergyOnlyAndOnePixelSize) {
+  Builder b;
+  auto const by_energy = file("energy.cxi");
+  b.write(by_energy);  // energy, x pixel size only
+  auto const ge = cxi_inspect(by_energy).geometry();
+  EXPECT_DOUBLE_EQ(ge.wavelength_m, wavelength_from_energy(1.2817e-15));
+  EXPECT_EQ(ge.pixel_size_y_m, 75e-6);  // y from x
+
+  auto const by_wavelength = file("wavelength.cxi");
+  // Wavelength, distance and the y pixel size only, as (1,) arrays.
+  auto f = h5::File::create(by_wavelength);
+  h5::write(f, k_detector_data, b.frames.data(), {b.n, b.d, b.d});
+  h5::soft_link(f, k_detector_data, k_data);
+  h5::write(f, k_translation, b.translations.data(), {b.n, 3});
+  double const wl[1] = {2e-10}, px[1] = {55e-6}, dist[1] = {4.0};
+  h5::write(f, k_wavelength, wl, {1});
+  h5::write(f, k_pixel_y, px, {1});
+  h5::write(f, k_distance, dist, {1});
+  f.close();
+  auto const info = cxi_inspect(by_wavelength);
+  EXPECT_FALSE(info.energy_joule);
+  auto const gw = info.geometry();
+  EXPECT_EQ(gw.wavelength_m, 2e-10);
+  EXPECT_EQ(gw.distance_m, 4.0);
+  EXPECT_EQ(gw.pixel_size_x_m, 55e-6);
+  EXPECT_EQ(gw.pixel_size_y_m, 55e-6);
+  EXPECT_EQ(gw.detector_size, int(b.d));
+}
+
+TEST_F(Cxi, SoftLinkChainsAreFollowed) {
+  Builder b;
+  auto const path = file("links.cxi");
+  auto f = h5::File::create(path);
+  h5::write(f, "/raw/frames", b.frames.data(), {b.n, b.d, b.d}, {}, "uint16");
+  h5::soft_link(f, "/raw/frames", k_detector_data);
+  h5::soft_link(f, k_detector_data, k_data);
+  h5::write(f, "/raw/positions", b.translations.data(), {b.n, 3});
+  h5::soft_link(f, "/raw/positions", "/entry_1/data_1/translation");
+  h5::write_scalar(f, k_energy, 1.2817e-15);
+  h5::write_scalar(f, k_distance, 3.0);
+  h5::write_scalar(f, k_pixel_x, 75e-6);
+  f.close();
+  auto const info = cxi_inspect(path);
+  EXPECT_EQ(info.data_path, "/raw/frames");
+  EXPECT_EQ(info.translation_path, "/raw/positions");
+  auto const frames = cxi_read_frames(info, {5, 0});
+  EXPECT_EQ(frames(0, 1, 2), b.frames[5 * b.d * b.d + 1 * b.d + 2]);
+  EXPECT_EQ(frames(1, 1, 2), b.frames[1 * b.d + 2]);
+}
+
+// ------------------------------------------------------------------ broken files
+
+TEST_F(Cxi, MissingNotHdf5AndTruncatedFiles) {
+  auto const missing = file("absent.cxi");
+  expect_user_error([&] { cxi_inspect(missing); }, missing, {"no such file"});
+
+  auto const text = file("text.cxi");
+  std::ofstream(text) << "frame,x,y\n0,1,2\n";
+  expect_user_error([&] { cxi_inspect(text); }, text, {"not an HDF5 file"});
+
+  auto const cut = file("cut.cxi");
+  cxi_write(cut, make_contents(20, 32, false));
+  fs::resize_file(cut, fs::file_size(cut) / 2);
+  expect_user_error([&] { cxi_inspect(cut); }, cut, {"truncated"});
+}
+
+TEST_F(Cxi, MissingDataOrTranslations) {
+  Builder b;
+  auto const no_data = file("no_data.cxi");
+  b.write(no_data, {k_detector_data, k_data});
+  expect_user_error([&] { cxi_inspect(no_data); }, no_data, {"no diffraction data", k_data, k_detector_data});
+
+  auto const dangling = file("dangling.cxi");
+  b.write(dangling, {k_detector_data});
+  expect_user_error([&] { cxi_inspect(dangling); }, dangling, {k_data, k_detector_data, "does not exist"});
+
+  auto const no_trans = file("no_trans.cxi");
+  b.write(no_trans, {k_translation});
+  expect_user_error([&] { cxi_inspect(no_trans); }, no_trans, {"no scan positions", k_translation});
+}
+
+// Writes a file whose data (or translations) have the given shape.
+void write_shaped(std::string const& path, std::vector<std::size_t> const& data_dims,
+                  std::vector<std::size_t> const& trans_dims) {
+  std::size_t nd = 1, nt = 1;
+  for (auto d : data_dims) nd *= d;
+  for (auto d : trans_dims) nt *= d;
+  std::vector<float> data(nd, 1.f);
+  std::vector<double> trans(nt, 0.0);
+  auto f = h5::File::create(path);
+  h5::write(f, k_detector_data, data.data(), data_dims);
+  h5::soft_link(f, k_detector_data, k_data);
+  h5::write(f, k_translation, trans.data(), trans_dims);
+  h5::write_scalar(f, k_energy, 1.2817e-15);
+  h5::write_scalar(f, k_distance, 3.0);
+  h5::write_scalar(f, k_pixel_x, 75e-6);
+  f.close();
+}
+
+TEST_F(Cxi, WrongShapes) {
+  auto const rank2 = file("rank2.cxi");
+  write_shaped(rank2, {8, 8}, {1, 3});
+  expect_user_error([&] { cxi_inspect(rank2); }, rank2, {"/entry_1/data_1/data has rank 2, expected (frames, y, x)"});
+
+  auto const oblong = file("oblong.cxi");
+  write_shaped(oblong, {3, 8, 10}, {3, 3});
+  expect_user_error([&] { cxi_inspect(oblong); }, oblong, {"8x10", "square"});
+
+  auto const mismatch = file("mismatch.cxi");
+  write_shaped(mismatch, {5, 8, 8}, {4, 3});
+  expect_user_error([&] { cxi_inspect(mismatch); }, mismatch, {"5 frames", "4 translations", "must match"});
+
+  auto const mismatch_t = file("mismatch_t.cxi");
+  write_shaped(mismatch_t, {5, 8, 8}, {3, 7});
+  expect_user_error([&] { cxi_inspect(mismatch_t); }, mismatch_t, {"5 frames", "7 translations"});
+
+  auto const bad_trans = file("bad_trans.cxi");
+  write_shaped(bad_trans, {5, 8, 8}, {5, 4});
+  expect_user_error([&] { cxi_inspect(bad_trans); }, bad_trans, {k_translation, "(5, 4)", "(N, 3)"});
+}
+
+TEST_F(Cxi, NonFiniteAndNegativeIntensities) {
+  auto c = make_contents(6, 8, false);
+  c.frames(3, 2, 5) = std::numeric_limits<float>::quiet_NaN();
+  auto const nan = file("nan.cxi");
+  cxi_write(nan, c);
+  auto const info = cxi_inspect(nan);
+  expect_user_error([&] { cxi_read_frames(info, {0, 1, 3}); }, nan, {"frame 3", "NaN", "(2, 5)"});
+  EXPECT_NO_THROW(cxi_read_frames(info, {0, 1, 2, 4, 5}));  // only the frames read are checked
+
+  c.frames(3, 2, 5) = std::numeric_limits<float>::infinity();
+  auto const inf = file("inf.cxi");
+  cxi_write(inf, c);
+  expect_user_error([&] { cxi_read_frames(cxi_inspect(inf), {3}); }, inf, {"frame 3", "infinite"});
+
+  c.frames(3, 2, 5) = 1;
+  c.frames(4, 1, 1) = -2.5f;
+  auto const neg = file("neg.cxi");
+  cxi_write(neg, c);
+  auto const ninfo = cxi_inspect(neg);
+  expect_user_error([&] { cxi_read_frames(ninfo, {4}); }, neg, {"frame 4", "negative", "--clip-negative"});
+  auto const clipped = cxi_read_frames(ninfo, {4, 3}, /*clip_negative=*/true);
+  EXPECT_EQ(clipped(0, 1, 1), 0.f);
+  EXPECT_EQ(clipped(0, 1, 2), c.frames(4, 1, 2));
+  EXPECT_EQ(clipped(1, 2, 5), 1.f);
+}
+
+// Bad pixels (mask nonzero) commonly hold NaN or -1: they read as 0.
+TEST_F(Cxi, MaskedBadPixelsAreZeroedNotChecked) {
+  auto c = make_contents(2, 8, false);
+  c.mask(2, 5) = 0;
+  c.mask(3, 3) = 0;
+  c.frames(1, 2, 5) = std::numeric_limits<float>::quiet_NaN();
+  c.frames(0, 3, 3) = -1;
+  auto const path = file("masked.cxi");
+  cxi_write(path, c);
+  auto const frames = cxi_read_frames(cxi_inspect(path), {0, 1});
+  EXPECT_EQ(frames(1, 2, 5), 0.f);
+  EXPECT_EQ(frames(0, 3, 3), 0.f);
+  EXPECT_EQ(frames(0, 4, 4), c.frames(0, 4, 4));
+}
+
+TEST_F(Cxi, FrameIndexOutOfRange) {
+  auto const path = file("range.cxi");
+  cxi_write(path, make_contents(4, 8, true));
+  auto const info = cxi_inspect(path);
+  expect_user_error([&] { cxi_read_frames(info, {0, 4}); }, path, {"frame index 4", "out of range", "4 frames"});
+}
+
+TEST_F(Cxi, MissingOrInvalidGeometry) {
+  Builder b;
+  auto const no_energy = file("no_energy.cxi");
+  b.write(no_energy, {k_energy});
+  auto const info = cxi_inspect(no_energy);  // inspect reports, geometry() refuses
+  expect_user_error([&] { info.geometry(); }, no_energy, {"neither", k_energy, k_wavelength, "add one"});
+
+  auto const no_distance = file("no_distance.cxi");
+  b.write(no_distance, {k_distance});
+  expect_user_error([&] { cxi_inspect(no_distance).geometry(); }, no_distance, {k_distance, "missing"});
+
+  auto const no_pixel = file("no_pixel.cxi");
+  b.write(no_pixel, {k_pixel_x});
+  expect_user_error([&] { cxi_inspect(no_pixel).geometry(); }, no_pixel, {k_pixel_x, k_pixel_y});
+
+  auto write_with = [&](std::string const& path, char const* entry, double value) {
+    auto f = h5::File::create(path);
+    h5::write(f, k_detector_data, b.frames.data(), {b.n, b.d, b.d});
+    h5::write(f, k_translation, b.translations.data(), {b.n, 3});
+    h5::write_scalar(f, k_energy, 1.2817e-15);
+    h5::write_scalar(f, k_distance, 3.0);
+    h5::write_scalar(f, k_pixel_x, 75e-6);
+    h5::write_scalar(f, entry, value);
+    f.close();
+  };
+  auto const zero_distance = file("zero_distance.cxi");
+  write_with(zero_distance, k_distance, 0.0);
+  expect_user_error([&] { cxi_inspect(zero_distance).geometry(); }, zero_distance, {k_distance, "positive"});
+
+  auto const ev = file("ev.cxi");
+  write_with(ev, k_energy, 8000.0);  // eV stored where joules belong
+  expect_user_error([&] { cxi_inspect(ev).geometry(); }, ev, {k_energy, "joules"});
+
+  auto const negative_pixel = file("negative_pixel.cxi");
+  write_with(negative_pixel, k_pixel_x, -75e-6);
+  expect_user_error([&] { cxi_inspect(negative_pixel).geometry(); }, negative_pixel, {"pixel size", "positive"});
+
+  auto const nan_energy = file("nan_energy.cxi");
+  write_with(nan_energy, k_energy, std::nan(""));
+  expect_user_error([&] { cxi_inspect(nan_energy); }, nan_energy, {k_energy, "finite"});
+
+  auto const per_frame = file("per_frame.cxi");
+  {
+    // A distance per frame, all equal, is accepted as one value.
+    std::vector<double> d(b.n, 3.0);
+    auto f = h5::File::create(per_frame);
+    h5::write(f, k_detector_data, b.frames.data(), {b.n, b.d, b.d});
+    h5::write(f, k_translation, b.translations.data(), {b.n, 3});
+    h5::write_scalar(f, k_energy, 1.2817e-15);
+    h5::write(f, k_distance, d.data(), {b.n});
+    h5::write_scalar(f, k_pixel_x, 75e-6);
+    f.close();
+  }
+  EXPECT_EQ(cxi_inspect(per_frame).geometry().distance_m, 3.0);
+}
+
+TEST_F(Cxi, MaskAndProbeGuessOfWrongShape) {
+  auto c = make_contents(3, 16, true);
+  c.truth.reset();
+  // cxi_write refuses inconsistent contents before creating anything.
+  auto bad = c;
+  bad.mask = HostMask("small mask", 8, 8);
+  auto const refused = file("refused.cxi");
+  expect_user_error([&] { cxi_write(refused, bad); }, refused, {"mask", "8x8", "16x16"});
+  bad = c;
+  bad.illumination = HostComplex3("small probe", 1, 8, 8);
+  expect_user_error([&] { cxi_write(refused, bad); }, refused, {"probe guess is 8x8 but frames are 16x16"});
+  EXPECT_FALSE(fs::exists(refused));
+
+  // Files with a mask or probe guess of the wrong size.
+  std::vector<std::uint8_t> small_mask(8 * 8, 0);
+  std::vector<Complex<float>> small_probe(8 * 8, Complex<float>(1, 0));
+  auto const mask_file = file("mask.cxi");
+  auto const probe_file = file("probe.cxi");
+  auto rebuild = [&](std::string const& path, auto add) {
+    auto f = h5::File::create(path);
+    h5::write(f, k_detector_data, c.frames.data(), {3, 16, 16});
+    h5::soft_link(f, k_detector_data, k_data);
+    std::vector<double> t(9, 0.0);
+    h5::write(f, k_translation, t.data(), {3, 3});
+    h5::write_scalar(f, k_energy, 1.2817e-15);
+    h5::write_scalar(f, k_distance, 3.0);
+    h5::write_scalar(f, k_pixel_x, 75e-6);
+    add(f);
+    f.close();
+  };
+  rebuild(mask_file, [&](h5::File const& f) { h5::write(f, k_mask, small_mask.data(), {8, 8}); });
+  expect_user_error([&] { cxi_inspect(mask_file); }, mask_file, {"mask", k_mask, "8x8 but frames are 16x16"});
+
+  rebuild(probe_file, [&](h5::File const& f) { h5::write(f, k_illumination, small_probe.data(), {8, 8}); });
+  auto const info = cxi_inspect(probe_file);  // the probe guess is optional input
+  EXPECT_EQ(info.illumination_modes, 1);
+  expect_user_error([&] { cxi_read_illumination(info); }, probe_file, {"probe guess is 8x8 but frames are 16x16"});
+
+  // A real-valued (16, 16) probe guess is one mode with zero phase.
+  std::vector<float> real_probe(16 * 16, 2.f);
+  rebuild(probe_file, [&](h5::File const& f) { h5::write(f, k_illumination, real_probe.data(), {16, 16}); });
+  auto const probe = cxi_read_illumination(cxi_inspect(probe_file));
+  ASSERT_EQ(probe.extent(0), 1u);
+  EXPECT_EQ(probe(0, 3, 4), Complex<double>(2, 0));
+}
+
+TEST_F(Cxi, ComplexDataRefused) {
+  auto const path = file("complex.cxi");
+  std::vector<Complex<float>> data(2 * 4 * 4);
+  std::vector<double> t(6, 0.0);
+  auto f = h5::File::create(path);
+  h5::write(f, k_detector_data, data.data(), {2, 4, 4});
+  h5::write(f, k_translation, t.data(), {2, 3});
+  f.close();
+  expect_user_error([&] { cxi_inspect(path); }, path, {"complex64", "intensities"});
+}
+
+// A huge declared dataset is refused before any allocation.
+TEST_F(Cxi, ReadLargerThanMemoryRefused) {
+  auto const path = file("huge.cxi");
+  std::size_t const n = std::size_t(1) << 20;
+  {
+    auto f = h5::File::create(path);
+    hsize_t dims[3] = {n, 4096, 4096}, chunk[3] = {1, 4096, 4096};
+    h5::Handle s(H5Screate_simple(3, dims, nullptr));
+    h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
+    H5Pset_chunk(dcpl, 3, chunk);
+    h5::Handle lcpl(H5Pcreate(H5P_LINK_CREATE));
+    H5Pset_create_intermediate_group(lcpl, 1);
+    h5::Handle ds(H5Dcreate2(f.id(), k_detector_data, H5T_STD_U16LE, s, lcpl, dcpl, H5P_DEFAULT));
+    ASSERT_TRUE(ds.valid());
+    ds.reset();
+    // Translations of the right count, never read here.
+    hsize_t tdims[2] = {n, 3};
+    h5::Handle ts(H5Screate_simple(2, tdims, nullptr));
+    h5::Handle tds(H5Dcreate2(f.id(), k_translation, H5T_IEEE_F64LE, ts, lcpl, H5P_DEFAULT, H5P_DEFAULT));
+    ASSERT_TRUE(tds.valid());
+    tds.reset();
+    f.close();
+  }
+  auto const info = cxi_inspect(path);
+  EXPECT_EQ(info.frames, n);
+  expect_user_error([&] { cxi_read_frames(info, all_indices(n)); }, path, {"GiB", "memory", "fewer frames"});
+}
+
+TEST_F(Cxi, WriteIntoMissingFolder) {
+  auto const path = file("no/folder/out.cxi");
+  expect_user_error([&] { cxi_write(path, make_contents(2, 4, true)); }, path, {"does not exist"});
+}
+
+}  // namespace
