@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
     ptyko::drivers::Action action;
     ptyko::drivers::add_simulate(app, action);
     ptyko::drivers::add_info(app, action);
+    ptyko::drivers::add_reconstruct(app, action);
     try {
       app.parse(argc, argv);
     } catch (CLI::ParseError const& e) {

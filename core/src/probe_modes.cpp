@@ -1,6 +1,7 @@
 #include <ptyko/core/fftshift.hpp>
 #include <ptyko/core/hermitian_eigen.hpp>
 #include <ptyko/core/probe_modes.hpp>
+#include <ptyko/core/simulate.hpp>
 #include <ptyko/kernels/compat.hpp>
 #include <ptyko/kernels/error.hpp>
 #include <ptyko/kernels/fft.hpp>
@@ -8,6 +9,7 @@
 #include <KokkosBlas3_gemm.hpp>
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <random>
@@ -97,26 +99,78 @@ void add_perturbed_modes(HostComplex3 const& p, int first, std::mt19937_64& rng)
 
 }  // namespace
 
-HostComplex3 initial_probe_from_pattern(std::vector<double> const& mean_corner, int D, int modes,
-                                        std::uint64_t seed, double power) {
-  PTYKO_ASSERT(mean_corner.size() == std::size_t(D) * D, "mean pattern is not ", D, " x ", D);
-  std::mt19937_64 rng(seed ^ 0x70726f6265ULL);
-  auto phase = smooth_random_field(D, D / 16.0, rng);
+namespace {
+
+// One back-propagation of amplitude `amp` (corner-centred far field) with a
+// defocus phase pi c |k|^2 plus `noise` (radians), centred in real space.
+void back_propagate(std::vector<double> const& amp, std::vector<double> const& noise, double c, int D,
+                    Complex<double>* out) {
   HostExec space;
   ComplexView3<double, Kokkos::HostSpace> far("ptyko::probe::far", 1, D, D);
-  for (std::size_t k = 0; k < far.span(); ++k) {
-    double const amp = std::sqrt(std::max(mean_corner[k], 0.0));
-    far.data()[k] = Complex<double>(amp * std::cos(phase[k]), amp * std::sin(phase[k]));
-  }
+  for (int y = 0; y < D; ++y)
+    for (int x = 0; x < D; ++x) {
+      std::size_t const k = std::size_t(y) * D + x;
+      double const ky = y < (D + 1) / 2 ? y : y - D, kx = x < (D + 1) / 2 ? x : x - D;
+      double const phase = M_PI * c * (ky * ky + kx * kx) + noise[k];
+      far.data()[k] = Complex<double>(amp[k] * std::cos(phase), amp[k] * std::sin(phase));
+    }
   BatchedFFT2D<double, HostExec> fft(space, 1, D, D);
   fft.inverse(space, far, far);
-  HostComplex3 probe("ptyko::probe::initial", modes, D, D);
   // Back-propagation puts the probe centre at pixel (0, 0); ptyko's probe
   // centre is (D/2, D/2).
-  fftshift2(&far(0, 0, 0), &probe(0, 0, 0), D, D);
+  fftshift2(far.data(), out, D, D);
+}
+
+// Radius (frequency bins) of the centred disc holding 90 % of the pattern.
+double pattern_radius(std::vector<double> const& pattern_corner, int D) {
+  std::vector<std::pair<double, double>> rp;
+  double total = 0;
+  for (int y = 0; y < D; ++y)
+    for (int x = 0; x < D; ++x) {
+      double const ky = y < (D + 1) / 2 ? y : y - D, kx = x < (D + 1) / 2 ? x : x - D;
+      double const v = std::max(pattern_corner[std::size_t(y) * D + x], 0.0);
+      rp.emplace_back(std::hypot(ky, kx), v);
+      total += v;
+    }
+  std::sort(rp.begin(), rp.end());
+  double acc = 0;
+  for (auto const& [r, v] : rp)
+    if ((acc += v) >= 0.9 * total) return std::max(r, 1.0);
+  return D / 2.0;
+}
+
+}  // namespace
+
+HostComplex3 initial_probe_from_pattern(std::vector<double> const& mean_corner, int D, int modes,
+                                        std::uint64_t seed, double power, double diameter) {
+  PTYKO_ASSERT(mean_corner.size() == std::size_t(D) * D, "mean pattern is not ", D, " x ", D);
+  std::mt19937_64 rng(seed ^ 0x70726f6265ULL);
+  std::vector<double> amp(mean_corner.size());
+  for (std::size_t k = 0; k < amp.size(); ++k) amp[k] = std::sqrt(std::max(mean_corner[k], 0.0));
+  auto noise = smooth_random_field(D, D / 16.0, rng);  // ~1 rad: breaks the symmetry of a flat phase
+  HostComplex3 probe("ptyko::probe::initial", modes, D, D);
+  diameter = std::clamp(diameter, 4.0, 0.6 * D);
+  // A ray at frequency k lands at -D c k pixels, so the defocus c spreads the
+  // probe over a diameter of about 2 D c k_r; two corrections on the
+  // measured diameter absorb what the ray picture misses.
+  double c = diameter / (2.0 * D * pattern_radius(mean_corner, D));
+  for (int pass = 0; pass < 3; ++pass) {
+    back_propagate(amp, noise, c, D, &probe(0, 0, 0));
+    auto first = Kokkos::subview(probe, std::make_pair(0, 1), Kokkos::ALL, Kokkos::ALL);
+    HostComplex3 mode0("ptyko::probe::mode0", 1, D, D);
+    Kokkos::deep_copy(mode0, first);
+    double const measured = probe_diameter_px(mode0);
+    if (measured > 0) c *= diameter / measured;
+  }
+  back_propagate(amp, noise, c, D, &probe(0, 0, 0));
   add_perturbed_modes(probe, 1, rng);
   orthonormalise_and_scale(probe, power);
   return probe;
+}
+
+double default_probe_diameter(double typical_step_px, int D) {
+  double const d = typical_step_px / (1 - 0.7);
+  return std::isfinite(d) && d > 0 ? std::clamp(d, 4.0, 0.6 * D) : D / 3.0;
 }
 
 HostComplex3 initial_probe_from_guess(HostComplex3 const& guess, int modes, std::uint64_t seed,

@@ -43,13 +43,14 @@ std::pair<std::vector<double>, double> mean_pattern(ExecSpace const& space, Loca
 template <class T, class ExecSpace>
 State<T, ExecSpace> initial_state(ExecSpace const& space, LocalData<T, ExecSpace> const& data,
                                   Sync<T, ExecSpace>& sync, int tile_height, int tile_width,
-                                  HostComplex3 const& guess, int modes, std::uint64_t seed) {
+                                  HostComplex3 const& guess, int modes, std::uint64_t seed,
+                                  double probe_diameter) {
   int const D = data.detector();
   auto [pattern, counts] = mean_pattern(space, data, sync);
   PTYKO_REQUIRE(counts > 0, "the frames hold no counts at all: nothing to reconstruct");
   if (modes <= 0) modes = guess.extent(0) > 0 ? int(guess.extent(0)) : 1;
   HostComplex3 probe = guess.extent(0) > 0 ? initial_probe_from_guess(guess, modes, seed, counts)
-                                           : initial_probe_from_pattern(pattern, D, modes, seed, counts);
+                                           : initial_probe_from_pattern(pattern, D, modes, seed, counts, probe_diameter);
   State<T, ExecSpace> state;
   using Mem = typename ExecSpace::memory_space;
   state.object = ComplexView2<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::State::object"),
@@ -153,7 +154,8 @@ EpochReport Reconstruction<T, ExecSpace>::step() {
       Sync<T, Kokkos::DefaultExecutionSpace>&);                                                      \
   template State<T, Kokkos::DefaultExecutionSpace> initial_state<T, Kokkos::DefaultExecutionSpace>( \
       Kokkos::DefaultExecutionSpace const&, LocalData<T, Kokkos::DefaultExecutionSpace> const&,      \
-      Sync<T, Kokkos::DefaultExecutionSpace>&, int, int, HostComplex3 const&, int, std::uint64_t);   \
+      Sync<T, Kokkos::DefaultExecutionSpace>&, int, int, HostComplex3 const&, int, std::uint64_t,    \
+      double);                                                                                       \
   template class Reconstruction<T, Kokkos::DefaultExecutionSpace>;
 PTYKO_INSTANTIATE(float)
 PTYKO_INSTANTIATE(double)

@@ -1,9 +1,7 @@
-#include <ptyko/core/fftshift.hpp>
 #include <ptyko/core/scan.hpp>
 #include <ptyko/core/simulate.hpp>
 #include <ptyko/core/summary.hpp>
 #include <ptyko/kernels/error.hpp>
-#include <ptyko/kernels/fft.hpp>
 
 #include <fmt/format.h>
 
@@ -13,24 +11,6 @@
 #include <numeric>
 
 namespace ptyko {
-
-double estimate_probe_diameter_px(std::vector<double> const& mean_centred, int D) {
-  using Host = Kokkos::DefaultHostExecutionSpace;
-  Host space;
-  ComplexView3<double, Kokkos::HostSpace> a("ptyko::summary::autocorrelation", 1, D, D);
-  std::vector<double> corner(std::size_t(D) * D);
-  ifftshift2(mean_centred.data(), corner.data(), D, D);
-  for (std::size_t k = 0; k < corner.size(); ++k) a.data()[k] = corner[k];
-  BatchedFFT2D<double, Host> fft(space, 1, D, D);
-  fft.inverse(space, a, a);
-  fence(space, "ptyko::summary::autocorrelation");
-  // |A|^2 centred, then the 90 %-power radius.
-  HostComplex3 centred("ptyko::summary::centred", 1, D, D);
-  std::vector<Complex<double>> tmp(std::size_t(D) * D);
-  fftshift2(a.data(), tmp.data(), D, D);
-  for (std::size_t k = 0; k < tmp.size(); ++k) centred.data()[k] = tmp[k];
-  return std::sqrt(2.0) * probe_diameter_px(centred) / 2;
-}
 
 DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& conv) {
   DatasetSummary s;
@@ -49,8 +29,7 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
   for (std::size_t k = 0; k < mask.span(); ++k) measured += mask.data()[k] != 0;
   s.mask_coverage = double(measured) / double(mask.span());
 
-  // Frames in chunks: counts per frame and the mean pattern.
-  std::vector<double> mean(std::size_t(D) * info.nx, 0.0);
+  // Frames in chunks: counts per frame.
   s.counts_min = std::numeric_limits<double>::infinity();
   std::size_t const chunk = 256;
   double total = 0;
@@ -66,7 +45,6 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
           if (!mask(y, x)) continue;
           double const v = frames(f, y, x);
           counts += v;
-          mean[std::size_t(y) * info.nx + x] += v;
           s.max_pixel = std::max(s.max_pixel, v);
         }
       s.counts_min = std::min(s.counts_min, counts);
@@ -76,7 +54,6 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
     }
   }
   s.counts_mean = total / double(info.frames);
-  for (auto& v : mean) v /= double(info.frames);
 
   if (!s.geometry_ok) return s;
   auto positions_m = probe_positions_from_translations(cxi_read_translations(info), conv);
@@ -101,10 +78,8 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
   if (illumination.extent(0) > 0) {
     s.probe_diameter_px = probe_diameter_px(illumination);
     s.probe_from_file = true;
-  } else if (info.ny == info.nx) {
-    s.probe_diameter_px = estimate_probe_diameter_px(mean, D);
+    s.overlap = overlap_ratio(s.step_px, s.probe_diameter_px);
   }
-  s.overlap = overlap_ratio(s.step_px, s.probe_diameter_px);
   return s;
 }
 
@@ -132,10 +107,14 @@ std::string format_summary(DatasetSummary const& s) {
   line("scan extent", fmt::format("{:.6g} x {:.6g} m (y x)", s.scan_extent_y_m, s.scan_extent_x_m));
   line("object size", fmt::format("{} x {} pixels", s.object_height, s.object_width));
   line("scan step", fmt::format("{:.3f} pixels (median nearest neighbour)", s.step_px));
-  line("probe diameter", fmt::format("{:.2f} pixels ({})", s.probe_diameter_px,
-                                     s.probe_from_file ? "90 % power of the file's illumination"
-                                                       : "estimated from the mean pattern"));
-  line("overlap", fmt::format("{:.1f} %", 100 * s.overlap));
+  if (s.probe_from_file) {
+    line("probe diameter", fmt::format("{:.2f} pixels (90 % power of the file's illumination)", s.probe_diameter_px));
+    line("overlap", fmt::format("{:.1f} % (1 - step / probe diameter)", 100 * s.overlap));
+  } else {
+    // The data alone do not fix the probe's size (the exit wave's
+    // autocorrelation mixes probe and object); reconstruct reports it.
+    line("overlap", "unknown: the file has no probe guess (ptyko reconstruct reports it from the result)");
+  }
   line("probe guess", i.illumination_modes ? fmt::format("{} mode(s)", i.illumination_modes) : "none");
   line("ground truth", i.has_truth ? "yes (/entry_1/ptyko_truth)" : "no");
   return out;

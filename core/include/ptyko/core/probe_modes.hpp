@@ -12,13 +12,19 @@
 namespace ptyko {
 
 /// Initial probe from data alone: the back-propagated square root of the
-/// mean diffraction pattern (corner-centred, D x D) with a smooth random phase
-/// of about 1 rad in the detector plane (which breaks the flat-phase symmetry
-/// a real-space disc suffers from), centred in real space. Extra modes are
-/// mode 0 times smooth random fields, at 5 % of its power, then
-/// orthogonalised. Scaled so that the summed power of all modes is `power`.
+/// mean diffraction pattern (corner-centred, D x D), with a defocus phase
+/// that spreads it to `diameter` pixels (90 % power) and a smooth random phase
+/// of about 1 rad that breaks the symmetry of a flat phase; centred in real
+/// space. The size matters: a probe far smaller than the real one can keep
+/// rPIE/LSQML from ever finding it (docs/solvers.md). Extra modes are mode 0
+/// times smooth random fields, at 5 % of its power, then orthogonalised.
+/// Scaled so that the summed power of all modes is `power`.
 HostComplex3 initial_probe_from_pattern(std::vector<double> const& mean_pattern_corner, int D,
-                                        int modes, std::uint64_t seed, double power);
+                                        int modes, std::uint64_t seed, double power, double diameter);
+
+/// Probe diameter to start from when the user gives none: the scan's typical
+/// step over (1 - 0.7), i.e. the probe of a 70 % overlap scan, the usual design.
+double default_probe_diameter(double typical_step_px, int D);
 
 /// Uses a given probe (e.g. the file's illumination), adding modes as above
 /// when it has fewer than `modes` and dropping the weakest when it has more;

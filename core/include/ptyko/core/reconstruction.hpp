@@ -31,12 +31,14 @@ std::pair<std::vector<double>, double> mean_pattern(ExecSpace const& space, Loca
                                                     Sync<T, ExecSpace>& sync);
 
 /// An initial state: object tile of ones (H, W), probe from `guess` when it
-/// has modes, else from the mean pattern; probe power set to the mean counts.
-/// Identical on every rank for the same seed. Collective (mean pattern).
+/// has modes, else from the mean pattern spread to `probe_diameter` pixels;
+/// probe power set to the mean counts. Identical on every rank for the same
+/// seed. Collective (mean pattern).
 template <class T, class ExecSpace>
 State<T, ExecSpace> initial_state(ExecSpace const& space, LocalData<T, ExecSpace> const& data,
                                   Sync<T, ExecSpace>& sync, int tile_height, int tile_width,
-                                  HostComplex3 const& guess, int modes, std::uint64_t seed);
+                                  HostComplex3 const& guess, int modes, std::uint64_t seed,
+                                  double probe_diameter);
 
 template <class T, class ExecSpace>
 class Reconstruction {

@@ -23,7 +23,7 @@ struct DatasetSummary {
   int object_height = 0, object_width = 0;
   double step_px = 0;
   double probe_diameter_px = 0;
-  bool probe_from_file = false;  ///< diameter from the illumination, else estimated from the data
+  bool probe_from_file = false;  ///< the file has a probe guess (else diameter/overlap unknown)
   double overlap = 0;
 };
 
@@ -33,11 +33,5 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
 
 /// Multi-line human-readable report.
 std::string format_summary(DatasetSummary const& s);
-
-/// Probe diameter (pixels, 90 %-power disc) estimated from a mean diffraction
-/// pattern (centred, D x D): the inverse DFT of the mean intensity is the
-/// exit wave's autocorrelation; for a Gaussian-like probe its 90 %-power
-/// radius times sqrt(2) approximates the probe's 90 %-power diameter.
-double estimate_probe_diameter_px(std::vector<double> const& mean_pattern_centred, int D);
 
 }  // namespace ptyko

@@ -37,9 +37,10 @@ struct PatchCorner {
 /// True when every patch of the positions lies inside an (H, W) object,
 /// including the extra row/column that bilinear interpolation reads.
 /// Host function on host-accessible positions.
-template <class T, class Mem>
-bool patches_inside(PositionView<T, Mem> const& positions, int D, int H, int W) {
-  static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible,
+template <class PositionsView>
+bool patches_inside(PositionsView const& positions, int D, int H, int W) {
+  using T = typename PositionsView::non_const_value_type;
+  static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename PositionsView::memory_space>::accessible,
                 "ptyko::patches_inside: positions must be host-accessible");
   for (std::size_t n = 0; n < positions.extent(0); ++n) {
     if (!math::isfinite(positions(n, 0)) || !math::isfinite(positions(n, 1))) return false;

@@ -1,0 +1,46 @@
+#pragma once
+// From a CXI file to what a rank reconstructs: the scan layout every rank
+// shares (geometry, object grid, all probe positions) and the rank's own
+// frames on the device, un-shifted to corner-centred, with positions in the
+// rank's object tile. Each rank reads only its frames.
+
+#include <ptyko/core/cxi.hpp>
+#include <ptyko/core/geometry.hpp>
+#include <ptyko/core/state.hpp>
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace ptyko {
+
+struct LoadOptions {
+  PositionConvention convention;
+  bool clip_negative = false;  ///< clamp negative intensities to 0 instead of refusing them
+  int margin = 8;              ///< object pixels kept beyond the outermost patches
+};
+
+/// What every rank knows about a scan.
+struct ScanLayout {
+  CxiInfo info;
+  Geometry geometry;
+  ObjectGrid grid;
+  /// Probe centre of every frame, (y, x) global object pixels.
+  std::vector<std::array<double, 2>> positions_px;
+};
+
+/// Reads the file's metadata and translations (not the frames) and builds
+/// the object grid. Throws UserError for unusable files.
+ScanLayout read_scan_layout(std::string const& path, LoadOptions const& options);
+
+/// Reads frames `ids` (global frame indices) of the layout's file and moves
+/// them to the device: intensities un-shifted (ifftshift), the mask likewise
+/// (empty View when every pixel is measured), positions relative to the tile
+/// whose (0, 0) is global pixel (tile_y, tile_x). Throws UserError when a
+/// patch would leave a tile of height x width pixels.
+template <class T, class ExecSpace>
+LocalData<T, ExecSpace> load_local_data(ExecSpace const& space, ScanLayout const& layout,
+                                        std::vector<std::size_t> const& ids, int tile_y, int tile_x,
+                                        int tile_height, int tile_width, LoadOptions const& options);
+
+}  // namespace ptyko

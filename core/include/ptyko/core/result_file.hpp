@@ -1,0 +1,46 @@
+#pragma once
+// The result of a reconstruction, as an HDF5 file (complex as the {r, i}
+// compound, so h5py reads it directly), written to a temporary name and
+// renamed:
+//   /reconstruction/object              (H, W) complex
+//   /reconstruction/probe               (M, D, D) complex
+//   /reconstruction/positions_px        (N, 2) probe centres (y, x), object pixels
+//   /reconstruction/object_pixel_size_m (2) (y, x)
+//   /reconstruction/cost                (epochs), attribute noise_model
+//   /reconstruction/epoch_seconds       (epochs)
+//   /reconstruction/bytes_moved         (epochs) bytes rank 0 moved
+//   /reconstruction/mode_power_fractions (M)
+//   /reconstruction/object_error        (epochs) NRMSE against a known truth (if any; NaN where not measured)
+//   /reconstruction/config              resolved options, TOML text
+//   /reconstruction/provenance          version, Kokkos backend, ranks, input
+
+#include <ptyko/core/cxi.hpp>
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace ptyko {
+
+struct ResultContents {
+  HostComplex2 object;
+  HostComplex3 probe;
+  std::vector<std::array<double, 2>> positions_px;
+  std::array<double, 2> object_pixel_size_m{0, 0};
+  std::vector<double> cost;
+  std::string noise_model;
+  std::vector<double> epoch_seconds;
+  std::vector<double> bytes_moved;
+  std::vector<double> mode_power_fractions;
+  std::vector<double> object_error;
+  std::string config;
+  std::string provenance;
+};
+
+/// Writes `path` atomically (temporary file + rename).
+void write_result(std::string const& path, ResultContents const& r);
+
+/// Reads a result file written by write_result.
+ResultContents read_result(std::string const& path);
+
+}  // namespace ptyko

@@ -1,0 +1,89 @@
+#include <ptyko/core/dataset.hpp>
+#include <ptyko/core/fftshift.hpp>
+#include <ptyko/kernels/compat.hpp>
+#include <ptyko/kernels/error.hpp>
+#include <ptyko/kernels/patch.hpp>
+
+#include <unistd.h>
+
+#include <cmath>
+
+namespace ptyko {
+
+ScanLayout read_scan_layout(std::string const& path, LoadOptions const& options) {
+  ScanLayout layout;
+  layout.info = cxi_inspect(path);
+  PTYKO_REQUIRE(layout.info.ny == layout.info.nx, path, ": frames are ", layout.info.ny, " x ",
+                layout.info.nx, " pixels: ptyko needs square frames (crop them to a square around the centre)");
+  layout.geometry = layout.info.geometry();
+  auto positions_m = probe_positions_from_translations(cxi_read_translations(layout.info), options.convention);
+  PTYKO_REQUIRE(positions_m.size() == layout.info.frames, path, ": ", positions_m.size(),
+                " translations for ", layout.info.frames, " frames: the counts must match");
+  layout.grid = make_object_grid(positions_m, layout.geometry, options.margin);
+  layout.positions_px.reserve(positions_m.size());
+  for (auto const& p : positions_m) layout.positions_px.push_back(layout.grid.to_pixels(p));
+  return layout;
+}
+
+template <class T, class ExecSpace>
+LocalData<T, ExecSpace> load_local_data(ExecSpace const& space, ScanLayout const& layout,
+                                        std::vector<std::size_t> const& ids, int tile_y, int tile_x,
+                                        int tile_height, int tile_width, LoadOptions const& options) {
+  using Mem = typename ExecSpace::memory_space;
+  int const D = layout.info.ny;
+  std::size_t const n = ids.size();
+  // Memory check before allocating: frames on the host, then on the device.
+  std::size_t const bytes = n * std::size_t(D) * D * sizeof(float);
+  long const pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && page > 0) {
+    PTYKO_REQUIRE(bytes < std::size_t(pages) * std::size_t(page) / 2, layout.info.path, ": ", n,
+                  " frames of ", D, " x ", D, " need ", bytes >> 20,
+                  " MiB, more than half of this machine's memory: use more MPI ranks (or nodes)");
+  }
+
+  LocalData<T, ExecSpace> data;
+  data.global_frames = layout.info.frames;
+  data.frame_ids = ids;
+  data.frames = RealView3<float, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LocalData::frames"),
+                                      n, D, D);
+  {
+    HostFrames centred = cxi_read_frames(layout.info, ids, options.clip_negative);
+    auto h = Kokkos::create_mirror_view(data.frames);
+    for (std::size_t f = 0; f < n; ++f) ifftshift2(&centred(f, 0, 0), &h(f, 0, 0), D, D);
+    Kokkos::deep_copy(space, data.frames, h);  // host -> device: this rank's frames, once
+  }
+
+  HostMask mask = cxi_read_mask(layout.info);
+  bool all_measured = true;
+  for (std::size_t k = 0; k < mask.span(); ++k) all_measured = all_measured && mask.data()[k];
+  if (!all_measured) {
+    data.mask = MaskView<Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LocalData::mask"), D, D);
+    auto h = Kokkos::create_mirror_view(data.mask);
+    ifftshift2(mask.data(), h.data(), D, D);
+    Kokkos::deep_copy(space, data.mask, h);  // host -> device: detector mask
+  }
+
+  data.positions = PositionView<T, Mem>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LocalData::positions"), n);
+  auto h_pos = Kokkos::create_mirror_view(data.positions);
+  for (std::size_t f = 0; f < n; ++f) {
+    PTYKO_REQUIRE(ids[f] < layout.positions_px.size(), "frame ", ids[f], " is not in ", layout.info.path);
+    h_pos(f, 0) = T(layout.positions_px[ids[f]][0] - tile_y);
+    h_pos(f, 1) = T(layout.positions_px[ids[f]][1] - tile_x);
+  }
+  auto h_pos_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), h_pos);
+  PTYKO_ASSERT(patches_inside(h_pos_host, D, tile_height, tile_width), "a patch leaves the ",
+               tile_height, " x ", tile_width, " object tile at (", tile_y, ", ", tile_x, ")");
+  Kokkos::deep_copy(space, data.positions, h_pos);  // host -> device: probe positions
+  fence(space, "ptyko::load_local_data");
+  return data;
+}
+
+template LocalData<float, Kokkos::DefaultExecutionSpace> load_local_data<float, Kokkos::DefaultExecutionSpace>(
+    Kokkos::DefaultExecutionSpace const&, ScanLayout const&, std::vector<std::size_t> const&, int, int, int, int,
+    LoadOptions const&);
+template LocalData<double, Kokkos::DefaultExecutionSpace> load_local_data<double, Kokkos::DefaultExecutionSpace>(
+    Kokkos::DefaultExecutionSpace const&, ScanLayout const&, std::vector<std::size_t> const&, int, int, int, int,
+    LoadOptions const&);
+
+}  // namespace ptyko

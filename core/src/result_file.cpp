@@ -1,0 +1,74 @@
+#include <ptyko/core/hdf5.hpp>
+#include <ptyko/core/result_file.hpp>
+#include <ptyko/kernels/error.hpp>
+
+namespace ptyko {
+namespace {
+
+constexpr char const* root = "/reconstruction";
+
+void write_vector(h5::File const& f, std::string const& name, std::vector<double> const& v) {
+  h5::write(f, std::string(root) + "/" + name, v.data(), {v.size()}, {false});
+}
+
+std::vector<double> read_vector(h5::File const& f, std::string const& name) {
+  std::string const path = std::string(root) + "/" + name;
+  return h5::exists(f, path) ? h5::read<double>(f, path) : std::vector<double>{};
+}
+
+}  // namespace
+
+void write_result(std::string const& path, ResultContents const& r) {
+  h5::AtomicFile out(path);
+  h5::File const& f = out.file();
+  std::string const base = root;
+  h5::write(f, base + "/object", r.object.data(), {r.object.extent(0), r.object.extent(1)}, {}, "complex64");
+  h5::write(f, base + "/probe", r.probe.data(), {r.probe.extent(0), r.probe.extent(1), r.probe.extent(2)}, {},
+            "complex64");
+  std::vector<double> pos;
+  pos.reserve(2 * r.positions_px.size());
+  for (auto const& p : r.positions_px) pos.insert(pos.end(), {p[0], p[1]});
+  h5::write(f, base + "/positions_px", pos.data(), {r.positions_px.size(), 2}, {false});
+  h5::write(f, base + "/object_pixel_size_m", r.object_pixel_size_m.data(), {2}, {false});
+  write_vector(f, "cost", r.cost);
+  h5::write_attribute(f, base + "/cost", "noise_model", r.noise_model);
+  write_vector(f, "epoch_seconds", r.epoch_seconds);
+  write_vector(f, "bytes_moved", r.bytes_moved);
+  write_vector(f, "mode_power_fractions", r.mode_power_fractions);
+  if (!r.object_error.empty()) write_vector(f, "object_error", r.object_error);
+  h5::write_string(f, base + "/config", r.config);
+  h5::write_string(f, base + "/provenance", r.provenance);
+  out.commit();
+}
+
+ResultContents read_result(std::string const& path) {
+  h5::File f = h5::File::open_read(path);
+  std::string const base = root;
+  PTYKO_REQUIRE(h5::exists(f, base + "/object") && h5::exists(f, base + "/probe"), path,
+                ": not a ptyko result file (no /reconstruction/object and probe)");
+  ResultContents r;
+  std::vector<std::size_t> dims;
+  auto obj = h5::read<Complex<double>>(f, base + "/object", &dims);
+  PTYKO_REQUIRE(dims.size() == 2, path, ": /reconstruction/object is not 2-D");
+  r.object = HostComplex2("ptyko::result::object", dims[0], dims[1]);
+  std::copy(obj.begin(), obj.end(), r.object.data());
+  auto probe = h5::read<Complex<double>>(f, base + "/probe", &dims);
+  PTYKO_REQUIRE(dims.size() == 3, path, ": /reconstruction/probe is not (modes, D, D)");
+  r.probe = HostComplex3("ptyko::result::probe", dims[0], dims[1], dims[2]);
+  std::copy(probe.begin(), probe.end(), r.probe.data());
+  auto pos = read_vector(f, "positions_px");
+  for (std::size_t k = 0; k + 1 < pos.size(); k += 2) r.positions_px.push_back({pos[k], pos[k + 1]});
+  auto px = read_vector(f, "object_pixel_size_m");
+  if (px.size() == 2) r.object_pixel_size_m = {px[0], px[1]};
+  r.cost = read_vector(f, "cost");
+  if (h5::exists(f, base + "/cost")) r.noise_model = h5::read_string_attribute(f, base + "/cost", "noise_model");
+  r.epoch_seconds = read_vector(f, "epoch_seconds");
+  r.bytes_moved = read_vector(f, "bytes_moved");
+  r.mode_power_fractions = read_vector(f, "mode_power_fractions");
+  r.object_error = read_vector(f, "object_error");
+  if (h5::exists(f, base + "/config")) r.config = h5::read_string(f, base + "/config");
+  if (h5::exists(f, base + "/provenance")) r.provenance = h5::read_string(f, base + "/provenance");
+  return r;
+}
+
+}  // namespace ptyko

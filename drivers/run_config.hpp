@@ -1,0 +1,38 @@
+#pragma once
+// The options of `ptyko reconstruct`, their command-line form, and their
+// TOML text (stored in every result file).
+
+#include <ptyko/core/dataset.hpp>
+#include <ptyko/core/solver.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace ptyko::drivers {
+
+struct RunConfig {
+  std::string input;
+  std::string output;
+  SolverOptions solver;
+  LoadOptions load;
+  std::string strategy = "full-sync";
+  int sync_every = 1;
+  bool double_precision = false;
+  double probe_diameter = 0;  ///< initial probe size without a guess (0: from the scan step)
+  int error_every = 10;  ///< epochs between errors against a known truth
+  bool quiet = false;
+  // Raw strings parsed in finish_run_config.
+  std::string precision = "single", batching = "sparse", noise = "gaussian", illumination = "batch";
+};
+
+/// Registers every option on `cmd`, bound to `cfg`.
+void add_run_options(CLI::App& cmd, RunConfig& cfg);
+/// Parses the string options and checks cross-option rules; throws UserError.
+void finish_run_config(RunConfig& cfg);
+/// The resolved configuration as TOML.
+std::string to_toml(RunConfig const& cfg, SolverOptions const& resolved);
+/// Version, Kokkos backend and rank count, one line each.
+std::string provenance(int ranks);
+
+}  // namespace ptyko::drivers

@@ -1,0 +1,75 @@
+// full-sync: every rank holds the whole object and probe; the sums of every
+// batch are all-reduced, so every rank applies the identical update and P
+// ranks reproduce the 1-rank result to float rounding (the global batches do
+// not depend on P). Frames go to ranks as equal-count compact groups.
+
+#include "strategies.hpp"
+
+#include <ptyko/core/batching.hpp>
+#include <ptyko/parallel/impl/staging.hpp>
+
+namespace ptyko::parallel::impl {
+
+template <class T, class ExecSpace>
+class FullSync final : public Strategy<T, ExecSpace> {
+ public:
+  using Base = Strategy<T, ExecSpace>;
+  using typename Base::ComplexField;
+  using typename Base::ProbeField;
+  using typename Base::RealField;
+  using Base::max;
+  using Base::sum;
+
+  FullSync(Communicator comm, ScanLayout const& layout) : m_comm(std::move(comm)) {
+    m_decomposition.frame_ids = frames_of_rank(layout, m_comm);
+    m_decomposition.tile_y = 0;
+    m_decomposition.tile_x = 0;
+    m_decomposition.tile_height = layout.grid.height;
+    m_decomposition.tile_width = layout.grid.width;
+  }
+
+  std::string name() const override { return "full-sync"; }
+  int ranks() const override { return m_comm.size(); }
+  Decomposition const& decomposition() const override { return m_decomposition; }
+  Communicator const& communicator() const override { return m_comm; }
+
+  void sum_object(ExecSpace const& space, ComplexField const& num, RealField const& w) override {
+    allreduce_view(space, m_comm, num, ReduceOp::sum, m_staging);
+    allreduce_view(space, m_comm, w, ReduceOp::sum, m_staging);
+  }
+  void sum_probe(ExecSpace const& space, ProbeField const& num, RealField const& w) override {
+    allreduce_view(space, m_comm, num, ReduceOp::sum, m_staging);
+    allreduce_view(space, m_comm, w, ReduceOp::sum, m_staging);
+  }
+  void sum(double* v, int n) override { m_comm.allreduce(v, std::size_t(n), Datatype::float64, ReduceOp::sum); }
+  void max(double* v, int n) override { m_comm.allreduce(v, std::size_t(n), Datatype::float64, ReduceOp::max); }
+
+  void end_epoch(ExecSpace const& space, ComplexField const&, ProbeField const& probe, RealField const&) override {
+    // Identical sums give identical probes; the broadcast makes it exact
+    // even if an MPI library's reductions differed in the last bit.
+    broadcast_view(space, m_comm, probe, 0, m_staging);
+  }
+  std::size_t take_bytes_moved() override { return m_comm.take_bytes_moved(); }
+
+  HostComplex2 gather_object(ExecSpace const& space, ComplexField const& object) override {
+    if (m_comm.rank() != 0) return HostComplex2();
+    return to_host_complex(space, object);
+  }
+
+ private:
+  Communicator m_comm;
+  Decomposition m_decomposition;
+  HostStaging m_staging;
+};
+
+template <class T, class ExecSpace>
+std::unique_ptr<Strategy<T, ExecSpace>> make_full_sync(Communicator const& comm, ScanLayout const& layout) {
+  return std::make_unique<FullSync<T, ExecSpace>>(comm, layout);
+}
+
+template std::unique_ptr<Strategy<float, Kokkos::DefaultExecutionSpace>>
+make_full_sync<float, Kokkos::DefaultExecutionSpace>(Communicator const&, ScanLayout const&);
+template std::unique_ptr<Strategy<double, Kokkos::DefaultExecutionSpace>>
+make_full_sync<double, Kokkos::DefaultExecutionSpace>(Communicator const&, ScanLayout const&);
+
+}  // namespace ptyko::parallel::impl
