@@ -18,5 +18,6 @@ using Action = std::function<int(parallel::Environment&)>;
 void add_simulate(CLI::App& app, Action& action);
 void add_info(CLI::App& app, Action& action);
 void add_reconstruct(CLI::App& app, Action& action);
+void add_view(CLI::App& app, Action& action);
 
 }  // namespace ptyko::drivers

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
     ptyko::drivers::add_simulate(app, action);
     ptyko::drivers::add_info(app, action);
     ptyko::drivers::add_reconstruct(app, action);
+    ptyko::drivers::add_view(app, action);
     try {
       app.parse(argc, argv);
     } catch (CLI::ParseError const& e) {
