@@ -6,6 +6,7 @@
 
 #include <ptyko/core/dataset.hpp>
 #include <ptyko/core/illumination.hpp>
+#include <ptyko/core/images.hpp>
 #include <ptyko/core/metrics.hpp>
 #include <ptyko/core/probe_modes.hpp>
 #include <ptyko/core/reconstruction.hpp>
@@ -143,12 +144,16 @@ int run(parallel::Environment& env, RunConfig const& cfg) {
     r.config = to_toml(cfg, opts);
     r.provenance = provenance(comm.size());
     write_result(cfg.output, r);
+    std::vector<std::string> pictures;
+    if (cfg.images)
+      pictures = write_result_pictures(cfg.output, object, probe, r.mode_power_fractions, r.cost, r.noise_model);
     if (!cfg.quiet) {
       fmt::print("reconstruct: wrote {} after {} epochs in {}, final cost {:.5g}", cfg.output, rec.state().epoch,
                  format_duration(elapsed), rec.state().cost.empty() ? std::nan("") : rec.state().cost.back());
       if (truth.active() && !errors.empty() && std::isfinite(errors.back()))
         fmt::print(", error against the truth {:.4f}", errors.back());
       fmt::print("\n");
+      for (auto const& p : pictures) fmt::print("reconstruct: wrote {}\n", p);
     }
   }
   (void)env;

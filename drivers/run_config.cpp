@@ -51,6 +51,7 @@ void add_run_options(CLI::App& cmd, RunConfig& c) {
                  "Epochs between errors against the file's ground truth (0: only at the end)")
       ->capture_default_str();
   cmd.add_flag("-q,--quiet", c.quiet, "No progress lines");
+  cmd.add_flag("--no-images", [&c](std::int64_t) { c.images = false; }, "Do not write PNG pictures next to the result");
 }
 
 void finish_run_config(RunConfig& c) {
@@ -84,7 +85,7 @@ std::string to_toml(RunConfig const& c, SolverOptions const& s) {
                    c.load.convention.flip_x, c.load.convention.flip_y, c.load.convention.swap_xy,
                    c.load.clip_negative);
   t += fmt::format("[parallel]\nstrategy = \"{}\"\nsync_every = {}\n\n", c.strategy, c.sync_every);
-  t += fmt::format("[output]\nerror_every = {}\nquiet = {}\n", c.error_every, c.quiet);
+  t += fmt::format("[output]\nerror_every = {}\nquiet = {}\nimages = {}\n", c.error_every, c.quiet, c.images);
   return t;
 }
 

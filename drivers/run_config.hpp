@@ -22,6 +22,7 @@ struct RunConfig {
   double probe_diameter = 0;  ///< initial probe size without a guess (0: from the scan step)
   int error_every = 10;  ///< epochs between errors against a known truth
   bool quiet = false;
+  bool images = true;    ///< write PNG pictures next to the result
   // Raw strings parsed in finish_run_config.
   std::string precision = "single", batching = "sparse", noise = "gaussian", illumination = "batch";
 };

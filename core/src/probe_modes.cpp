@@ -207,10 +207,15 @@ std::vector<double> mode_powers(ExecSpace const& space,
 
 template <class T, class ExecSpace>
 std::vector<double> orthogonalize_modes(ExecSpace const& space,
-                                        ComplexView3<T, typename ExecSpace::memory_space> const& probe) {
+                                        ComplexView3<T, typename ExecSpace::memory_space> const& probe,
+                                        std::vector<std::complex<double>>* recombination) {
   using Mem = typename ExecSpace::memory_space;
   int const M = int(probe.extent(0));
-  if (M == 1) return mode_powers<T>(space, probe);
+  if (recombination) recombination->assign(std::size_t(M) * M, 0.0);
+  if (M == 1) {
+    if (recombination) (*recombination)[0] = 1.0;
+    return mode_powers<T>(space, probe);
+  }
   std::size_t const n = probe.extent(1) * probe.extent(2);
   using Matrix = Kokkos::View<Complex<T>**, Kokkos::LayoutRight, Mem>;
   Matrix P(probe.data(), M, n);  // the modes as rows of an M x (D*D) matrix
@@ -225,6 +230,7 @@ std::vector<double> orthogonalize_modes(ExecSpace const& space,
   for (int a = 0; a < M; ++a)
     for (int b = 0; b < M; ++b) G[std::size_t(a) * M + b] = {h_H(b, a).real(), h_H(b, a).imag()};
   HermitianEigen eig = hermitian_eigen(G, M);
+  if (recombination) *recombination = eig.vectors;
   // New mode k = sum_m V(m, k) P_m: Q = V^T P.
   Matrix V(Kokkos::view_alloc(space, "ptyko::orthogonalize_modes::vectors"), M, M);
   auto h_V = Kokkos::create_mirror_view(V);
@@ -265,7 +271,8 @@ void apply_probe_support(ExecSpace const& space,
 
 #define PTYKO_INSTANTIATE(T)                                                                       \
   template std::vector<double> orthogonalize_modes<T, Kokkos::DefaultExecutionSpace>(             \
-      Kokkos::DefaultExecutionSpace const&, ComplexView3<T, Kokkos::DefaultExecutionSpace::memory_space> const&); \
+      Kokkos::DefaultExecutionSpace const&, ComplexView3<T, Kokkos::DefaultExecutionSpace::memory_space> const&, \
+      std::vector<std::complex<double>>*);                                                           \
   template std::vector<double> mode_powers<T, Kokkos::DefaultExecutionSpace>(                     \
       Kokkos::DefaultExecutionSpace const&, ComplexView3<T, Kokkos::DefaultExecutionSpace::memory_space> const&); \
   template void apply_probe_support<T, Kokkos::DefaultExecutionSpace>(                            \

@@ -120,8 +120,14 @@ EpochReport Reconstruction<T, ExecSpace>::step() {
   EpochReport report;
   if (update_probe) {
     if (m_options.probe_support > 0) apply_probe_support<T>(m_space, m_state.probe, m_options.probe_support);
-    auto powers = m_state.modes() > 1 ? orthogonalize_modes<T>(m_space, m_state.probe)
-                                      : mode_powers<T>(m_space, m_state.probe);
+    std::vector<double> powers;
+    if (m_state.modes() > 1) {
+      std::vector<std::complex<double>> mix;
+      powers = orthogonalize_modes<T>(m_space, m_state.probe, &mix);
+      m_solver->modes_recombined(m_space, mix);
+    } else {
+      powers = mode_powers<T>(m_space, m_state.probe);
+    }
     // Scale ambiguity O c, P / c: hold the probe power at the measured counts
     // (so |O| ~ 1 where the sample is transparent), rescaling O to match.
     double const total = std::accumulate(powers.begin(), powers.end(), 0.0);

@@ -61,7 +61,13 @@ Environment::Environment(int& argc, char**& argv) {
   // One GPU per rank: the node-local rank picks it, unless the user did.
   std::vector<std::string> extra;
   extra.reserve(1);  // pointers into it go into args
-  std::vector<char*> args(argv, argv + argc);
+  // Kokkos answers --help with its own long text: keep it for ptyko's parser.
+  std::vector<char*> args;
+  std::vector<char*> held;
+  for (int i = 0; i < argc; ++i) {
+    std::string const a = argv[i];
+    (i > 0 && (a == "--help" || a == "-h") ? held : args).push_back(argv[i]);
+  }
   int const devices = visible_devices();
   if (devices > 0 && !user_chose_device(argc, argv)) {
     m_device = m_local % devices;
@@ -78,6 +84,7 @@ Environment::Environment(int& argc, char**& argv) {
     for (auto const& e : extra) ours = ours || args[i] == e.data();
     if (!ours) argv[out++] = args[i];
   }
+  for (char* h : held) argv[out++] = h;
   argc = out;
   argv[argc] = nullptr;
 }

@@ -64,6 +64,30 @@ void update_exit_waves(ExecSpace const& space, int B, ComplexView3<T, typename E
       });
 }
 
+/// psi(j, k) <- sum_m V(m, k) psi(j, m) for every position and pixel. Non-blocking.
+template <class T, class ExecSpace>
+void mix_exit_wave_modes(ExecSpace const& space, ComplexView4<T, typename ExecSpace::memory_space> const& psi,
+                         Kokkos::View<Complex<T>**, Kokkos::LayoutRight, typename ExecSpace::memory_space> const& V) {
+  int const M = int(psi.extent(1)), D = int(psi.extent(2));
+  std::size_t const pixels = std::size_t(D) * D;
+  auto X = psi;
+  auto mix = V;
+  constexpr int max_modes = 16;
+  Kokkos::parallel_for(
+      "ptyko::DM::mix_exit_wave_modes", Kokkos::RangePolicy<ExecSpace>(space, 0, psi.extent(0) * pixels),
+      KOKKOS_LAMBDA(std::size_t k) {
+        std::size_t const j = k / pixels;
+        int const i = int((k % pixels) / D), x = int(k % D);
+        Complex<T> old[max_modes];
+        for (int m = 0; m < M; ++m) old[m] = X(j, m, i, x);
+        for (int n = 0; n < M; ++n) {
+          Complex<T> s(0);
+          for (int m = 0; m < M; ++m) s += mix(m, n) * old[m];
+          X(j, n, i, x) = s;
+        }
+      });
+}
+
 template <class T, class ExecSpace>
 class DifferenceMap final : public Solver<T, ExecSpace> {
  public:
@@ -93,6 +117,19 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
       extract_patches(space, state.object, data.positions, m_chunks[c], m_model->patches());
       exit_waves(space, B, state.probe, m_model->patches(), psi_of(c));
     }
+  }
+
+  /// The stored exit waves are per mode: recombine them like the probe
+  /// modes, psi'_k = sum_m V(m, k) psi_m, or they would no longer match.
+  void modes_recombined(ExecSpace const& space, std::vector<std::complex<double>> const& V) override {
+    int const M = int(m_psi.extent(1));
+    if (M < 2) return;
+    Kokkos::View<Complex<T>**, Kokkos::LayoutRight, Mem> v(Kokkos::view_alloc(space, "ptyko::DM::mix"), M, M);
+    auto h = Kokkos::create_mirror_view(v);
+    for (int a = 0; a < M; ++a)
+      for (int b = 0; b < M; ++b) h(a, b) = Complex<T>(T(V[a * M + b].real()), T(V[a * M + b].imag()));
+    Kokkos::deep_copy(space, v, h);  // host -> device: M x M recombination
+    mix_exit_wave_modes<T>(space, m_psi, v);
   }
 
   double epoch(ExecSpace const& space, typename Base::Data const& data, typename Base::St& state,

@@ -6,6 +6,7 @@
 #include <ptyko/core/cxi.hpp>
 #include <ptyko/kernels/types.hpp>
 
+#include <complex>
 #include <cstdint>
 #include <vector>
 
@@ -34,10 +35,13 @@ HostComplex3 initial_probe_from_guess(HostComplex3 const& guess, int modes, std:
 
 /// Makes the modes orthogonal and sorts them by decreasing power, without
 /// changing the incoherent sum sum_m |P_m|^2 of the model they describe
-/// (a unitary recombination). Returns each mode's power. Blocking.
+/// (a unitary recombination: new mode k = sum_m V(m, k) old mode m). Returns
+/// each mode's power; `recombination` (if given) receives V, M x M row-major.
+/// Blocking.
 template <class T, class ExecSpace>
 std::vector<double> orthogonalize_modes(ExecSpace const& space,
-                                        ComplexView3<T, typename ExecSpace::memory_space> const& probe);
+                                        ComplexView3<T, typename ExecSpace::memory_space> const& probe,
+                                        std::vector<std::complex<double>>* recombination = nullptr);
 
 /// Power sum_{i,j} |P_m(i, j)|^2 of each mode. Blocking.
 template <class T, class ExecSpace>

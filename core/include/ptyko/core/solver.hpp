@@ -9,6 +9,7 @@
 #include <ptyko/kernels/fourier.hpp>
 #include <ptyko/kernels/types.hpp>
 
+#include <complex>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -71,6 +72,9 @@ class Solver {
   /// rank's frames. Collective over the ranks behind `sync`.
   virtual double epoch(ExecSpace const& space, Data const& data, St& state,
                        std::vector<Batch const*> const& batches, SyncT& sync, bool update_probe) = 0;
+  /// The probe modes were recombined, new mode k = sum_m V(m, k) old mode m
+  /// (V is M x M, row-major): solvers that keep per-mode state follow suit.
+  virtual void modes_recombined(ExecSpace const&, std::vector<std::complex<double>> const& /*V*/) {}
 };
 
 /// Names accepted by make_solver, in the order shown to users.
