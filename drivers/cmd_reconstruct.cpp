@@ -109,7 +109,8 @@ int run(parallel::Environment& env, RunConfig const& cfg) {
     last = rec.step();
     elapsed += last.seconds;
     double error = std::nan("");
-    bool const measure = truth.active() || cfg.error_every > 0;
+    // Every rank must take the same decision: gather_object is collective.
+    bool const measure = layout.info.has_truth;
     bool const final_epoch = rec.done();
     if (measure && (final_epoch || (cfg.error_every > 0 && last.epoch % cfg.error_every == 0))) {
       HostComplex2 object = strategy->gather_object(space, rec.state().object);  // collective

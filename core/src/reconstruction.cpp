@@ -117,6 +117,11 @@ EpochReport Reconstruction<T, ExecSpace>::step() {
   double cost = m_solver->epoch(m_space, m_data, m_state, batches, m_sync, update_probe);
   cost = m_sync.sum(cost) / double(m_data.global_frames);
 
+  // Strategies that reconcile only now (approximate consensus) must do it
+  // before the probe is measured, recombined and rescaled, so that every rank
+  // does exactly the same to identical probes.
+  m_sync.end_epoch(m_space, m_state.object, m_state.probe, RealView2<T, typename ExecSpace::memory_space>());
+
   EpochReport report;
   if (update_probe) {
     if (m_options.probe_support > 0) apply_probe_support<T>(m_space, m_state.probe, m_options.probe_support);
@@ -140,7 +145,6 @@ EpochReport Reconstruction<T, ExecSpace>::step() {
     double const sum = std::accumulate(powers.begin(), powers.end(), 0.0);
     for (double p : powers) report.mode_power_fractions.push_back(sum > 0 ? p / sum : 0);
   }
-  m_sync.end_epoch(m_space, m_state.object, m_state.probe, RealView2<T, typename ExecSpace::memory_space>());
   fence(m_space, "ptyko::Reconstruction::epoch_done");
 
   report.epoch = epoch + 1;

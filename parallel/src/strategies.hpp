@@ -3,6 +3,7 @@
 
 #include <ptyko/core/batching.hpp>
 #include <ptyko/kernels/error.hpp>
+#include <ptyko/parallel/partition.hpp>
 #include <ptyko/parallel/strategy.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -17,10 +18,8 @@ inline std::vector<std::size_t> frames_of_rank(ScanLayout const& layout, Communi
   std::size_t const n = layout.positions_px.size();
   PTYKO_REQUIRE(std::size_t(comm.size()) <= n, layout.info.path, ": ", comm.size(), " MPI ranks for ", n,
                 " frames: run with at most ", n, " ranks");
-  auto groups = compact_groups(layout.positions_px, comm.size());
-  std::vector<std::size_t> ids(groups[comm.rank()].begin(), groups[comm.rank()].end());
-  std::sort(ids.begin(), ids.end());
-  return ids;
+  return partition_scan(layout.positions_px, layout.info.ny, layout.grid.height, layout.grid.width, comm.size())
+      .frames[comm.rank()];
 }
 
 /// A device object tile as a double-precision host array.

@@ -9,7 +9,7 @@ std::unique_ptr<Strategy<T, ExecSpace>> make_strategy(std::string const& name, C
                                                       ScanLayout const& layout, StrategyOptions const& options) {
   PTYKO_REQUIRE(options.sync_every >= 1, "--sync-every must be >= 1, got ", options.sync_every);
   if (name == "full-sync") return impl::make_full_sync<T, ExecSpace>(comm, layout);
-  if (name == "neighbor" || name == "neighbour") PTYKO_FAIL("--strategy neighbor is not available in this build yet: use full-sync");
+  if (name == "neighbor" || name == "neighbour") return impl::make_neighbor<T, ExecSpace>(comm, layout, options);
   PTYKO_FAIL("--strategy '", name, "' is not a strategy: use full-sync or neighbor");
 }
 

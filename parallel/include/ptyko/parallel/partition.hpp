@@ -1,0 +1,43 @@
+#pragma once
+// Spatial partitioning of a scan over P ranks: equal-count, compact groups of
+// positions (recursive coordinate bisection), each rank's object tile (the
+// bounding box of its positions' patch footprints) and the tiles it shares
+// pixels with (its neighbours). Pure geometry: no MPI, identical on every rank.
+
+#include <array>
+#include <cstddef>
+#include <vector>
+
+namespace ptyko::parallel {
+
+/// A rectangle of global object pixels: rows [y, y + height), columns [x, x + width).
+struct Box {
+  int y = 0, x = 0, height = 0, width = 0;
+  bool empty() const { return height <= 0 || width <= 0; }
+  std::size_t area() const { return empty() ? 0 : std::size_t(height) * std::size_t(width); }
+  bool operator==(Box const& o) const {
+    return y == o.y && x == o.x && height == o.height && width == o.width;
+  }
+};
+
+/// Intersection of two boxes (empty when they do not overlap).
+Box intersect(Box const& a, Box const& b);
+
+struct Partition {
+  /// frames[r]: the frame indices of rank r, sorted.
+  std::vector<std::vector<std::size_t>> frames;
+  /// tiles[r]: the object pixels rank r holds: every pixel its patches touch
+  /// (the D+1 footprint that bilinear interpolation reads), plus one pixel of
+  /// safety on each side, clipped to the object.
+  std::vector<Box> tiles;
+  /// neighbours[r]: ranks whose tiles share pixels with rank r's, ascending.
+  std::vector<std::vector<int>> neighbours;
+};
+
+/// Partitions `positions` (probe centres, global object pixels) of a scan
+/// with D x D frames on an object of `height` x `width` pixels over `ranks`
+/// ranks. Throws UserError when there are more ranks than positions.
+Partition partition_scan(std::vector<std::array<double, 2>> const& positions, int D, int height, int width,
+                         int ranks);
+
+}  // namespace ptyko::parallel

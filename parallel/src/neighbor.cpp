@@ -1,0 +1,353 @@
+// neighbor (neighbour-consensus): each rank holds only its object tile (its
+// positions' footprints) and completes the solvers' object sums by exchanging
+// the overlaps with the ranks whose tiles share pixels with its own.
+//
+// Why this is exact (sync_every = 1): an object pixel receives contributions
+// only from positions whose footprint covers it, and those positions' ranks
+// all hold the pixel in their tiles. Each rank sends its own (not yet summed)
+// contributions over every overlap to the neighbour sharing it and adds what
+// it receives, so every pixel of every tile ends with the global sum: the
+// same update as full-sync's all-reduce, with perimeter-sized messages.
+// Probe sums (M x D x D) and scalars use a small all-reduce.
+//
+// sync_every = k > 1 (approximate, tike-style consensus): ranks update their
+// tiles from local sums only; every k batches, and at the end of each epoch,
+// overlapping pixels are replaced by the illumination-weighted average of the
+// ranks' values. The probe sums stay exact (a small all-reduce).
+
+#include "strategies.hpp"
+
+#include <ptyko/kernels/update.hpp>
+#include <ptyko/parallel/impl/staging.hpp>
+#include <ptyko/parallel/partition.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+
+namespace ptyko::parallel::impl {
+
+/// buf[3 k + (0, 1, 2)] = (Re num, Im num, w) of region pixel k (row-major).
+/// An empty `num` packs w only (buf[k]).
+template <class T, class ExecSpace>
+void pack_region(ExecSpace const& space, ComplexView2<T, typename ExecSpace::memory_space> const& num,
+                 RealView2<T, typename ExecSpace::memory_space> const& w, Box const& r,
+                 RealView1<T, typename ExecSpace::memory_space> const& buf) {
+  bool const with_num = num.extent(0) > 0;
+  int const y0 = r.y, x0 = r.x, width = r.width;
+  auto N = num;
+  auto W = w;
+  auto B = buf;
+  Kokkos::parallel_for(
+      "ptyko::neighbor::pack", Kokkos::RangePolicy<ExecSpace>(space, 0, r.area()),
+      KOKKOS_LAMBDA(std::size_t k) {
+        int const y = y0 + int(k / width), x = x0 + int(k % width);
+        if (with_num) {
+          B(3 * k) = N(y, x).real();
+          B(3 * k + 1) = N(y, x).imag();
+          B(3 * k + 2) = W(y, x);
+        } else {
+          B(k) = W(y, x);
+        }
+      });
+}
+
+/// num, w += the packed region (the inverse layout of pack_region).
+template <class T, class ExecSpace>
+void unpack_add_region(ExecSpace const& space, ComplexView2<T, typename ExecSpace::memory_space> const& num,
+                       RealView2<T, typename ExecSpace::memory_space> const& w, Box const& r,
+                       RealView1<T, typename ExecSpace::memory_space> const& buf) {
+  bool const with_num = num.extent(0) > 0;
+  int const y0 = r.y, x0 = r.x, width = r.width;
+  auto N = num;
+  auto W = w;
+  auto B = buf;
+  Kokkos::parallel_for(
+      "ptyko::neighbor::unpack_add", Kokkos::RangePolicy<ExecSpace>(space, 0, r.area()),
+      KOKKOS_LAMBDA(std::size_t k) {
+        int const y = y0 + int(k / width), x = x0 + int(k % width);
+        if (with_num) {
+          N(y, x) += Complex<T>(B(3 * k), B(3 * k + 1));
+          W(y, x) += B(3 * k + 2);
+        } else {
+          W(y, x) += B(k);
+        }
+      });
+}
+
+/// Approximate consensus, step 1: buf = (w Re O, w Im O, w) over the region.
+template <class T, class ExecSpace>
+void pack_weighted_object(ExecSpace const& space, ComplexView2<T, typename ExecSpace::memory_space> const& object,
+                          RealView2<T, typename ExecSpace::memory_space> const& w, Box const& r,
+                          RealView1<T, typename ExecSpace::memory_space> const& buf) {
+  int const y0 = r.y, x0 = r.x, width = r.width;
+  auto O = object;
+  auto W = w;
+  auto B = buf;
+  Kokkos::parallel_for(
+      "ptyko::neighbor::pack_weighted_object", Kokkos::RangePolicy<ExecSpace>(space, 0, r.area()),
+      KOKKOS_LAMBDA(std::size_t k) {
+        int const y = y0 + int(k / width), x = x0 + int(k % width);
+        Complex<T> const v = W(y, x) * O(y, x);
+        B(3 * k) = v.real();
+        B(3 * k + 1) = v.imag();
+        B(3 * k + 2) = W(y, x);
+      });
+}
+
+template <class T, class ExecSpace>
+class Neighbor final : public Strategy<T, ExecSpace> {
+ public:
+  using Base = Strategy<T, ExecSpace>;
+  using Mem = typename ExecSpace::memory_space;
+  using typename Base::ComplexField;
+  using typename Base::ProbeField;
+  using typename Base::RealField;
+  using Base::max;
+  using Base::sum;
+  using Buffer = RealView1<T, Mem>;
+
+  Neighbor(Communicator comm, ScanLayout const& layout, StrategyOptions const& options)
+      : m_comm(std::move(comm)), m_sync_every(options.sync_every) {
+    int const D = layout.info.ny;
+    m_partition = partition_scan(layout.positions_px, D, layout.grid.height, layout.grid.width, m_comm.size());
+    int const r = m_comm.rank();
+    Box const& tile = m_partition.tiles[r];
+    m_decomposition.frame_ids = m_partition.frames[r];
+    m_decomposition.tile_y = tile.y;
+    m_decomposition.tile_x = tile.x;
+    m_decomposition.tile_height = tile.height;
+    m_decomposition.tile_width = tile.width;
+    m_global_height = layout.grid.height;
+    m_global_width = layout.grid.width;
+    for (int s : m_partition.neighbours[r]) {
+      Link link;
+      link.rank = s;
+      Box const g = intersect(tile, m_partition.tiles[s]);
+      link.region = Box{g.y - tile.y, g.x - tile.x, g.height, g.width};  // tile-local
+      std::size_t const n = 3 * g.area();
+      link.send = Buffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::send"), n);
+      link.recv = Buffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::recv"), n);
+      link.send_host = Kokkos::create_mirror_view(link.send);
+      link.recv_host = Kokkos::create_mirror_view(link.recv);
+      m_links.push_back(std::move(link));
+    }
+    // How many of this rank's footprints cover each tile pixel: the stitching
+    // weights of gather_object and the fallback consensus weights.
+    auto cover = Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace>("ptyko::neighbor::cover", tile.height,
+                                                                          tile.width);
+    for (std::size_t id : m_partition.frames[r]) {
+      int const cy = int(std::floor(layout.positions_px[id][0] - D / 2)) - tile.y;
+      int const cx = int(std::floor(layout.positions_px[id][1] - D / 2)) - tile.x;
+      for (int i = 0; i <= D; ++i)
+        for (int j = 0; j <= D; ++j) {
+          int const y = cy + i, x = cx + j;
+          if (y >= 0 && x >= 0 && y < tile.height && x < tile.width) cover(y, x) += 1;
+        }
+    }
+    m_cover = RealField(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::cover"), tile.height,
+                        tile.width);
+    Kokkos::deep_copy(m_cover, cover);  // host -> device: footprint counts, once
+    if (m_sync_every > 1) {
+      m_weight = RealField(Kokkos::view_alloc("ptyko::neighbor::weight"), tile.height, tile.width);
+    }
+  }
+
+  std::string name() const override { return m_sync_every == 1 ? "neighbor" : "neighbor, approximate"; }
+  int ranks() const override { return m_comm.size(); }
+  Decomposition const& decomposition() const override { return m_decomposition; }
+  Communicator const& communicator() const override { return m_comm; }
+  Partition const& partition() const { return m_partition; }
+
+  void sum_object(ExecSpace const& space, ComplexField const& num, RealField const& w) override {
+    if (m_sync_every > 1) return;  // approximate: local sums, reconciled in after_batch
+    exchange(space, [&](Link& l) { pack_region<T>(space, num, w, l.region, l.send); },
+             [&](Link& l) { unpack_add_region<T>(space, num, w, l.region, l.recv); },
+             num.extent(0) > 0 ? 3 : 1);
+  }
+
+  void sum_probe(ExecSpace const& space, ProbeField const& num, RealField const& w) override {
+    // Always exact, also when the object is only reconciled every k batches:
+    // M x D x D values are cheap, and probes drifting apart between
+    // reconciliations would give each tile its own phase and scale, which no
+    // averaging of the overlaps can repair.
+    allreduce_view(space, m_comm, num, ReduceOp::sum, m_staging);
+    allreduce_view(space, m_comm, w, ReduceOp::sum, m_staging);
+  }
+
+  void sum(double* v, int n) override { m_comm.allreduce(v, std::size_t(n), Datatype::float64, ReduceOp::sum); }
+  void max(double* v, int n) override { m_comm.allreduce(v, std::size_t(n), Datatype::float64, ReduceOp::max); }
+
+  void after_batch(ExecSpace const& space, ComplexField const& object, RealField const& illumination) override {
+    if (m_sync_every == 1) return;
+    if (illumination.extent(0) > 0) add_into(space, m_weight, illumination);
+    if (++m_batches_since_sync % m_sync_every == 0) reconcile(space, object);
+  }
+
+  void end_epoch(ExecSpace const& space, ComplexField const& object, ProbeField const& probe,
+                 RealField const&) override {
+    if (m_sync_every == 1) {
+      // Identical sums give identical probes; the broadcast makes it exact.
+      broadcast_view(space, m_comm, probe, 0, m_staging);
+      return;
+    }
+    reconcile(space, object);
+    broadcast_view(space, m_comm, probe, 0, m_staging);
+  }
+
+  std::size_t take_bytes_moved() override { return m_comm.take_bytes_moved(); }
+
+  HostComplex2 gather_object(ExecSpace const& space, ComplexField const& object) override {
+    // Every rank sends (tile box, cover-weighted object, cover); rank 0 adds
+    // them up and divides: seamless, and exact where the tiles agree.
+    Box const tile = m_partition.tiles[m_comm.rank()];
+    auto h_obj = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), object);  // device -> host: tile
+    auto h_cover = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_cover);  // device -> host: weights
+    std::vector<char> bytes(tile.area() * 3 * sizeof(double));
+    auto* v = reinterpret_cast<double*>(bytes.data());
+    for (std::size_t k = 0; k < tile.area(); ++k) {
+      double const c = double(h_cover.data()[k]);
+      v[3 * k] = c * double(h_obj.data()[k].real());
+      v[3 * k + 1] = c * double(h_obj.data()[k].imag());
+      v[3 * k + 2] = c;
+    }
+    std::vector<std::size_t> offsets;
+    auto all = m_comm.gather_bytes(bytes, offsets, 0);
+    if (m_comm.rank() != 0) return HostComplex2();
+    Kokkos::View<double***, Kokkos::LayoutRight, Kokkos::HostSpace> acc("ptyko::neighbor::stitch", m_global_height,
+                                                                         m_global_width, 3);
+    for (int r = 0; r < m_comm.size(); ++r) {
+      Box const t = m_partition.tiles[r];
+      auto const* src = reinterpret_cast<double const*>(all.data() + offsets[r]);
+      for (int y = 0; y < t.height; ++y)
+        for (int x = 0; x < t.width; ++x)
+          for (int c = 0; c < 3; ++c) acc(t.y + y, t.x + x, c) += src[3 * (std::size_t(y) * t.width + x) + c];
+    }
+    HostComplex2 out("ptyko::neighbor::object", m_global_height, m_global_width);
+    for (int y = 0; y < m_global_height; ++y)
+      for (int x = 0; x < m_global_width; ++x) {
+        double const c = acc(y, x, 2);
+        out(y, x) = c > 0 ? Complex<double>(acc(y, x, 0) / c, acc(y, x, 1) / c) : Complex<double>(1, 0);
+      }
+    (void)space;
+    return out;
+  }
+
+ private:
+  struct Link {
+    int rank = 0;
+    Box region;  ///< the shared pixels, in this rank's tile coordinates
+    Buffer send, recv;
+    typename Buffer::HostMirror send_host, recv_host;
+  };
+
+  // One exchange with every neighbour: pack all, send/receive, add all.
+  // `values` scalars per pixel travel (3: complex sum and weight; 1: weight).
+  template <class Pack, class Unpack>
+  void exchange(ExecSpace const& space, Pack pack, Unpack unpack, int values) {
+    if (m_links.empty()) return;
+    for (auto& l : m_links) pack(l);
+    fence(space, "ptyko::neighbor::packed");
+    constexpr bool direct = mpi_can_read_v<Mem>;
+    std::vector<Request> requests;
+    requests.reserve(2 * m_links.size());
+    for (auto& l : m_links) {
+      std::size_t const n = std::size_t(values) * l.region.area();
+      T* recv = direct ? l.recv.data() : l.recv_host.data();
+      requests.push_back(m_comm.irecv(recv, n, datatype_of<T>(), l.rank, tag));
+    }
+    for (auto& l : m_links) {
+      std::size_t const n = std::size_t(values) * l.region.area();
+      if (!direct) {
+        Kokkos::deep_copy(space, Kokkos::subview(l.send_host, std::make_pair(std::size_t(0), n)),
+                          Kokkos::subview(l.send, std::make_pair(std::size_t(0), n)));  // device -> host: stage
+        fence(space, "ptyko::neighbor::staged");
+      }
+      T const* send = direct ? l.send.data() : l.send_host.data();
+      requests.push_back(m_comm.isend(send, n, datatype_of<T>(), l.rank, tag));
+    }
+    m_comm.wait_all(requests);
+    for (auto& l : m_links) {
+      if (!direct) {
+        std::size_t const n = std::size_t(values) * l.region.area();
+        Kokkos::deep_copy(space, Kokkos::subview(l.recv, std::make_pair(std::size_t(0), n)),
+                          Kokkos::subview(l.recv_host, std::make_pair(std::size_t(0), n)));  // host -> device
+      }
+      unpack(l);
+    }
+  }
+
+  // Overlaps become the weighted average of the ranks' values: O <- sum_r
+  // w_r O_r / sum_r w_r, with w the illumination since the last reconcile
+  // (footprint counts when no illumination was recorded, e.g. DM).
+  void reconcile(ExecSpace const& space, ComplexField const& object) {
+    RealField w = max_value(space, m_weight) > 0 ? m_weight : m_cover;
+    RealField own(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::neighbor::own_weight"),
+                  w.extent(0), w.extent(1));
+    Kokkos::deep_copy(space, own, w);
+    ComplexField acc(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::neighbor::weighted"),
+                     object.extent(0), object.extent(1));
+    weighted_copy(space, object, own, acc);
+    exchange(space, [&](Link& l) { pack_weighted_object<T>(space, object, own, l.region, l.send); },
+             [&](Link& l) { unpack_add_region<T>(space, acc, own, l.region, l.recv); }, 3);
+    apply_average(space, object, acc, own);
+    if (m_weight.extent(0) > 0) Kokkos::deep_copy(space, m_weight, T(0));
+    m_batches_since_sync = 0;
+  }
+
+ public:
+  // acc = w O (the rank's own share of the weighted sum).
+  static void weighted_copy(ExecSpace const& space, ComplexField const& object, RealField const& w,
+                            ComplexField const& acc) {
+    auto O = object;
+    auto W = w;
+    auto A = acc;
+    Kokkos::parallel_for(
+        "ptyko::neighbor::weighted_copy", Kokkos::RangePolicy<ExecSpace>(space, 0, object.span()),
+        KOKKOS_LAMBDA(std::size_t k) { A.data()[k] = W.data()[k] * O.data()[k]; });
+  }
+  // O = acc / w where w > 0.
+  static void apply_average(ExecSpace const& space, ComplexField const& object, ComplexField const& acc,
+                            RealField const& w) {
+    auto O = object;
+    auto W = w;
+    auto A = acc;
+    Kokkos::parallel_for(
+        "ptyko::neighbor::apply_average", Kokkos::RangePolicy<ExecSpace>(space, 0, object.span()),
+        KOKKOS_LAMBDA(std::size_t k) {
+          if (W.data()[k] > T(0)) O.data()[k] = A.data()[k] / W.data()[k];
+        });
+  }
+  static void add_into(ExecSpace const& space, RealField const& acc, RealField const& w) {
+    auto A = acc;
+    auto W = w;
+    Kokkos::parallel_for(
+        "ptyko::neighbor::add_weight", Kokkos::RangePolicy<ExecSpace>(space, 0, acc.span()),
+        KOKKOS_LAMBDA(std::size_t k) { A.data()[k] += W.data()[k]; });
+  }
+
+ private:
+  static constexpr int tag = 4711;
+  Communicator m_comm;
+  int m_sync_every;
+  Partition m_partition;
+  Decomposition m_decomposition;
+  int m_global_height = 0, m_global_width = 0;
+  std::vector<Link> m_links;
+  RealField m_cover, m_weight;
+  int m_batches_since_sync = 0;
+  HostStaging m_staging;
+};
+
+template <class T, class ExecSpace>
+std::unique_ptr<Strategy<T, ExecSpace>> make_neighbor(Communicator const& comm, ScanLayout const& layout,
+                                                      StrategyOptions const& options) {
+  return std::make_unique<Neighbor<T, ExecSpace>>(comm, layout, options);
+}
+
+template std::unique_ptr<Strategy<float, Kokkos::DefaultExecutionSpace>>
+make_neighbor<float, Kokkos::DefaultExecutionSpace>(Communicator const&, ScanLayout const&, StrategyOptions const&);
+template std::unique_ptr<Strategy<double, Kokkos::DefaultExecutionSpace>>
+make_neighbor<double, Kokkos::DefaultExecutionSpace>(Communicator const&, ScanLayout const&, StrategyOptions const&);
+
+}  // namespace ptyko::parallel::impl

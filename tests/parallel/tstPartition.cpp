@@ -1,0 +1,131 @@
+// Partitioning: equal counts, compact domains, tiles covering every
+// footprint, neighbours exactly the ranks whose tiles share pixels, and the
+// rule "more ranks than frames" refused.
+#include <ptyko/kernels/error.hpp>
+#include <ptyko/parallel/partition.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace {
+
+using namespace ptyko;
+using namespace ptyko::parallel;
+
+std::vector<std::array<double, 2>> raster(int rows, int cols, double step, double origin) {
+  std::vector<std::array<double, 2>> p;
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) p.push_back({origin + r * step, origin + c * step});
+  return p;
+}
+
+std::vector<std::array<double, 2>> spiral(int n, double step, double centre) {
+  std::vector<std::array<double, 2>> p;
+  double const a = step / std::sqrt(M_PI), golden = M_PI * (3 - std::sqrt(5.0));
+  for (int k = 0; k < n; ++k) {
+    double const r = a * std::sqrt(k + 0.5);
+    p.push_back({centre + r * std::sin(k * golden), centre + r * std::cos(k * golden)});
+  }
+  return p;
+}
+
+void check(std::vector<std::array<double, 2>> const& pos, int D, int H, int W, int P) {
+  Partition p = partition_scan(pos, D, H, W, P);
+  ASSERT_EQ(int(p.frames.size()), P);
+  // Every frame exactly once; counts differ by at most one.
+  std::set<std::size_t> seen;
+  std::size_t lo = pos.size(), hi = 0;
+  for (auto const& f : p.frames) {
+    lo = std::min(lo, f.size());
+    hi = std::max(hi, f.size());
+    for (auto id : f) EXPECT_TRUE(seen.insert(id).second) << "frame " << id << " twice";
+  }
+  EXPECT_EQ(seen.size(), pos.size());
+  EXPECT_LE(hi - lo, 1u) << "P = " << P;
+  double full_area = 0;
+  {
+    double y0 = 1e30, x0 = 1e30, y1 = -1e30, x1 = -1e30;
+    for (auto const& q : pos) {
+      y0 = std::min(y0, q[0]); y1 = std::max(y1, q[0]);
+      x0 = std::min(x0, q[1]); x1 = std::max(x1, q[1]);
+    }
+    full_area = (y1 - y0) * (x1 - x0);
+  }
+  for (int r = 0; r < P; ++r) {
+    Box const& t = p.tiles[r];
+    // The tile holds every footprint pixel (bilinear: D + 1) of its frames.
+    double y0 = 1e30, x0 = 1e30, y1 = -1e30, x1 = -1e30;
+    for (auto id : p.frames[r]) {
+      int const cy = int(std::floor(pos[id][0] - D / 2)), cx = int(std::floor(pos[id][1] - D / 2));
+      EXPECT_GE(cy, t.y);
+      EXPECT_GE(cx, t.x);
+      EXPECT_LE(cy + D + 1, t.y + t.height);
+      EXPECT_LE(cx + D + 1, t.x + t.width);
+      y0 = std::min(y0, pos[id][0]); y1 = std::max(y1, pos[id][0]);
+      x0 = std::min(x0, pos[id][1]); x1 = std::max(x1, pos[id][1]);
+    }
+    // Compact: the domain's box of positions covers no more than ~2.5x its
+    // share of the scan (thin stripes would fail this for P >= 4).
+    EXPECT_LE((y1 - y0) * (x1 - x0), 2.5 * full_area / P + 1e-9) << "rank " << r << " of " << P;
+    // Aspect ratio of the domain stays moderate (no stripes).
+    double const ar = std::max(y1 - y0, x1 - x0) / std::max(1.0, std::min(y1 - y0, x1 - x0));
+    if (P > 1) EXPECT_LE(ar, 4.0) << "rank " << r << " of " << P;
+    // Neighbours: exactly the ranks whose tiles share a pixel, symmetric.
+    for (int s = 0; s < P; ++s) {
+      if (s == r) continue;
+      bool const shares = !intersect(t, p.tiles[s]).empty();
+      bool const listed = std::count(p.neighbours[r].begin(), p.neighbours[r].end(), s) == 1;
+      EXPECT_EQ(shares, listed) << r << " / " << s;
+      bool const back = std::count(p.neighbours[s].begin(), p.neighbours[s].end(), r) == 1;
+      EXPECT_EQ(listed, back);
+      // Exactness needs: any two frames of r and s whose footprints share a
+      // pixel make r and s neighbours.
+      for (auto a : p.frames[r])
+        for (auto b : p.frames[s])
+          if (std::abs(pos[a][0] - pos[b][0]) < D + 1 && std::abs(pos[a][1] - pos[b][1]) < D + 1)
+            EXPECT_TRUE(listed) << "frames " << a << " and " << b << " overlap";
+    }
+  }
+}
+
+TEST(Partition, RasterScans) {
+  auto pos = raster(12, 15, 6.0, 20.0);
+  for (int P : {1, 2, 3, 4, 6, 8}) check(pos, 32, 160, 160, P);
+}
+
+TEST(Partition, SpiralScans) {
+  auto pos = spiral(400, 8.0, 150.0);
+  for (int P : {1, 2, 3, 4, 5, 7, 16}) check(pos, 64, 300, 300, P);
+}
+
+TEST(Partition, NeighboursOnARasterGrid) {
+  // 4 ranks on a square raster: a 2 x 2 layout, each rank sees the 3 others
+  // (diagonals included, since patches are wider than the step).
+  auto pos = raster(10, 10, 5.0, 20.0);
+  Partition p = partition_scan(pos, 16, 90, 90, 4);
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(p.neighbours[r].size(), 3u);
+  // 9 ranks... 8 on a 4 x 2 layout: corners see 3, middles 5.
+  auto wide = raster(8, 16, 6.0, 20.0);
+  Partition q = partition_scan(wide, 8, 80, 130, 8);
+  std::size_t most = 0;
+  for (auto const& n : q.neighbours) most = std::max(most, n.size());
+  EXPECT_LE(most, 8u);
+}
+
+TEST(Partition, MoreRanksThanFramesIsRefused) {
+  auto pos = raster(2, 2, 5.0, 20.0);
+  EXPECT_THROW(partition_scan(pos, 8, 50, 50, 5), UserError);
+  EXPECT_NO_THROW(partition_scan(pos, 8, 50, 50, 4));
+}
+
+TEST(Partition, IntersectBoxes) {
+  Box a{0, 0, 10, 10}, b{5, 8, 10, 10}, c{20, 20, 1, 1};
+  EXPECT_EQ(intersect(a, b), (Box{5, 8, 5, 2}));
+  EXPECT_TRUE(intersect(a, c).empty());
+  EXPECT_EQ(intersect(a, b).area(), 10u);
+}
+
+}  // namespace

@@ -1,0 +1,327 @@
+// Parallel strategies under mpiexec (ctest runs this at 1, 2, 3 and 4 ranks):
+//  * full-sync reproduces the single-process result to float rounding;
+//  * neighbor with sync-every 1 reproduces full-sync, moving only overlaps,
+//    holding only its tile, every rank ending an epoch with the same probe;
+//  * neighbor's overlap sum is exact and moves exactly the overlap bytes;
+//  * neighbor with sync-every 4 converges about as well, without seams;
+//  * each rank reads exactly its own frames.
+#include <ptyko/core/dataset.hpp>
+#include <ptyko/core/fftshift.hpp>
+#include <ptyko/core/illumination.hpp>
+#include <ptyko/core/metrics.hpp>
+#include <ptyko/core/probe_modes.hpp>
+#include <ptyko/core/reconstruction.hpp>
+#include <ptyko/core/scan.hpp>
+#include <ptyko/core/simulate.hpp>
+#include <ptyko/parallel/communicator.hpp>
+#include <ptyko/parallel/partition.hpp>
+#include <ptyko/parallel/strategy.hpp>
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+namespace {
+
+using namespace ptyko;
+using namespace ptyko::parallel;
+using Exec = Kokkos::DefaultExecutionSpace;
+
+// One small simulated dataset for the whole run, written by rank 0.
+class DatasetEnvironment : public ::testing::Environment {
+ public:
+  static std::string path;
+  void SetUp() override {
+    auto comm = Communicator::world();
+    char name[256] = {0};
+    if (comm.rank() == 0) {
+      std::snprintf(name, sizeof(name), "%s/ptyko-strategies-%d.cxi",
+                    std::filesystem::temp_directory_path().c_str(), int(getpid()));
+      SimulationOptions o;
+      o.frames = 160;
+      o.detector = 32;
+      o.modes = 2;
+      o.photons = 2e5;
+      o.seed = 11;
+      cxi_write(name, simulate(o));
+    }
+    comm.broadcast(name, sizeof(name), Datatype::byte, 0);
+    path = name;
+  }
+  void TearDown() override {
+    auto comm = Communicator::world();
+    comm.barrier();
+    if (comm.rank() == 0) std::filesystem::remove(path);
+  }
+};
+std::string DatasetEnvironment::path;
+auto* const dataset_env = ::testing::AddGlobalTestEnvironment(new DatasetEnvironment);
+
+struct RunResult {
+  HostComplex2 object;  // rank 0 only
+  HostComplex3 probe;
+  std::vector<double> cost;
+  Decomposition dec;
+  std::size_t tile_area = 0;
+};
+
+template <class T>
+SolverOptions options(std::string const& solver, int epochs) {
+  SolverOptions o;
+  o.solver = solver;
+  o.epochs = epochs;
+  o.modes = 2;
+  o.batch_size = 16;
+  o.seed = 5;
+  return o;
+}
+
+// A run assembled like `ptyko reconstruct`, with a strategy ("" = LocalSync
+// on this rank alone, holding every frame).
+template <class T>
+RunResult run(std::string const& strategy_name, int sync_every, std::string const& solver, int epochs) {
+  Exec space;
+  auto comm = Communicator::world();
+  ScanLayout const layout = read_scan_layout(DatasetEnvironment::path, {});
+  RunResult out;
+  std::unique_ptr<Strategy<T, Exec>> strategy;
+  LocalSync<T, Exec> local;
+  Sync<T, Exec>* sync = &local;
+  if (!strategy_name.empty()) {
+    StrategyOptions so;
+    so.sync_every = sync_every;
+    strategy = make_strategy<T, Exec>(strategy_name, comm, layout, so);
+    out.dec = strategy->decomposition();
+    sync = strategy.get();
+  } else {
+    out.dec.frame_ids.resize(layout.positions_px.size());
+    for (std::size_t i = 0; i < out.dec.frame_ids.size(); ++i) out.dec.frame_ids[i] = i;
+    out.dec.tile_height = layout.grid.height;
+    out.dec.tile_width = layout.grid.width;
+  }
+  auto const& d = out.dec;
+  out.tile_area = std::size_t(d.tile_height) * d.tile_width;
+  auto data = load_local_data<T, Exec>(space, layout, d.frame_ids, d.tile_y, d.tile_x, d.tile_height, d.tile_width, {});
+  double const diameter = default_probe_diameter(typical_step(layout.positions_px), layout.info.ny);
+  auto state = initial_state<T, Exec>(space, data, *sync, d.tile_height, d.tile_width, HostComplex3(), 2, 5, diameter);
+  Reconstruction<T, Exec> rec(space, std::move(data), std::move(state), options<T>(solver, epochs), *sync,
+                              layout.positions_px);
+  while (!rec.done()) rec.step();
+  out.cost = rec.state().cost;
+  if (strategy) {
+    out.object = strategy->gather_object(space, rec.state().object);
+    out.probe = strategy->probe_on_host(space, rec.state().probe);
+  } else {
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rec.state().object);
+    out.object = HostComplex2("object", h.extent(0), h.extent(1));
+    for (std::size_t k = 0; k < h.span(); ++k) out.object.data()[k] = Complex<double>(h.data()[k]);
+    auto hp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rec.state().probe);
+    out.probe = HostComplex3("probe", hp.extent(0), hp.extent(1), hp.extent(2));
+    for (std::size_t k = 0; k < hp.span(); ++k) out.probe.data()[k] = Complex<double>(hp.data()[k]);
+  }
+  return out;
+}
+
+template <class View>
+double relative_difference(View const& a, View const& b) {
+  double num = 0, den = 0;
+  for (std::size_t k = 0; k < a.span(); ++k) {
+    num += std::norm(std::complex<double>(a.data()[k].real() - b.data()[k].real(), a.data()[k].imag() - b.data()[k].imag()));
+    den += std::norm(std::complex<double>(b.data()[k].real(), b.data()[k].imag()));
+  }
+  return std::sqrt(num / den);
+}
+
+bool is_root() { return Communicator::world().rank() == 0; }
+
+TEST(FullSync, ReproducesOneRankForRpieAndLsqml) {
+  for (std::string solver : {"rpie", "lsqml"}) {
+    auto ref = run<float>("", 1, solver, 4);
+    auto par = run<float>("full-sync", 1, solver, 4);
+    if (!is_root()) continue;
+    double const dobj = relative_difference(par.object, ref.object);
+    double const dprobe = relative_difference(par.probe, ref.probe);
+    // Same global batches; only the order of float additions differs.
+    EXPECT_LT(dobj, 1e-5) << solver;
+    EXPECT_LT(dprobe, 1e-5) << solver;
+    for (std::size_t e = 0; e < ref.cost.size(); ++e)
+      EXPECT_NEAR(par.cost[e], ref.cost[e], 1e-5 * ref.cost[e]) << solver << " epoch " << e;
+  }
+}
+
+TEST(Neighbor, ReproducesFullSync) {
+  for (std::string solver : {"rpie", "lsqml", "dm"}) {
+    auto full = run<float>("full-sync", 1, solver, 4);
+    auto nb = run<float>("neighbor", 1, solver, 4);
+    if (!is_root()) continue;
+    EXPECT_LT(relative_difference(nb.object, full.object), 1e-4) << solver;
+    EXPECT_LT(relative_difference(nb.probe, full.probe), 1e-4) << solver;
+  }
+}
+
+TEST(Neighbor, HoldsOnlyItsTileAndIdenticalProbes) {
+  auto comm = Communicator::world();
+  ScanLayout const layout = read_scan_layout(DatasetEnvironment::path, {});
+  auto nb = run<float>("neighbor", 1, "lsqml", 2);
+  int const D = layout.info.ny;
+  double const full = double(layout.grid.height) * layout.grid.width;
+  // Domain share plus a halo of about half a patch around it.
+  double const halo = double(D + 3) * (nb.dec.tile_height + nb.dec.tile_width);
+  EXPECT_LE(double(nb.tile_area), 1.3 * full / comm.size() + halo);
+  if (comm.size() > 1) EXPECT_LT(double(nb.tile_area), full);
+  // Every rank ends the epoch with the same probe: compare all with rank 0's.
+  std::vector<char> mine(reinterpret_cast<char const*>(nb.probe.data()),
+                         reinterpret_cast<char const*>(nb.probe.data() + nb.probe.span()));
+  std::vector<std::size_t> offsets;
+  auto all = comm.gather_bytes(mine, offsets, 0);
+  if (comm.rank() == 0)
+    for (int r = 1; r < comm.size(); ++r)
+      EXPECT_EQ(0, std::memcmp(all.data() + offsets[r], mine.data(), mine.size())) << "rank " << r;
+}
+
+// Each rank contributes, on its tile, the number of its own footprints
+// covering each pixel; after one exchange every pixel must hold the count
+// over all frames, and the bytes moved must be exactly the overlaps.
+template <class T>
+void fill_coverage(Exec const& space, ScanLayout const& layout, Decomposition const& d,
+                   ComplexView2<T, Exec::memory_space> const& num, RealView2<T, Exec::memory_space> const& w) {
+  int const D = layout.info.ny;
+  auto hn = Kokkos::create_mirror_view(num);
+  auto hw = Kokkos::create_mirror_view(w);
+  Kokkos::deep_copy(hn, Complex<T>(0));
+  Kokkos::deep_copy(hw, T(0));
+  for (auto id : d.frame_ids) {
+    int const cy = int(std::floor(layout.positions_px[id][0] - D / 2)) - d.tile_y;
+    int const cx = int(std::floor(layout.positions_px[id][1] - D / 2)) - d.tile_x;
+    for (int i = 0; i <= D; ++i)
+      for (int j = 0; j <= D; ++j) {
+        hn(cy + i, cx + j) += Complex<T>(1, 2);
+        hw(cy + i, cx + j) += 1;
+      }
+  }
+  Kokkos::deep_copy(space, num, hn);
+  Kokkos::deep_copy(space, w, hw);
+}
+
+TEST(Neighbor, OverlapSumIsExactAndMovesOnlyOverlaps) {
+  Exec space;
+  auto comm = Communicator::world();
+  ScanLayout const layout = read_scan_layout(DatasetEnvironment::path, {});
+  auto strategy = make_strategy<float, Exec>("neighbor", comm, layout, {});
+  auto const& d = strategy->decomposition();
+  ComplexView2<float, Exec::memory_space> num("num", d.tile_height, d.tile_width);
+  RealView2<float, Exec::memory_space> w("w", d.tile_height, d.tile_width);
+  fill_coverage<float>(space, layout, d, num, w);
+  strategy->take_bytes_moved();
+  strategy->sum_object(space, num, w);
+  std::size_t const moved = strategy->take_bytes_moved();
+
+  int const D = layout.info.ny;
+  Partition const p = partition_scan(layout.positions_px, D, layout.grid.height, layout.grid.width, comm.size());
+  std::size_t expected = 0;
+  for (int s : p.neighbours[comm.rank()])
+    expected += 2 * 3 * sizeof(float) * intersect(p.tiles[comm.rank()], p.tiles[s]).area();
+  EXPECT_EQ(moved, expected);
+
+  // Global coverage on the host, from all frames.
+  Kokkos::View<int**, Kokkos::HostSpace> cover("cover", layout.grid.height, layout.grid.width);
+  for (auto const& pos : layout.positions_px) {
+    int const cy = int(std::floor(pos[0] - D / 2)), cx = int(std::floor(pos[1] - D / 2));
+    for (int i = 0; i <= D; ++i)
+      for (int j = 0; j <= D; ++j) cover(cy + i, cx + j) += 1;
+  }
+  auto hn = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), num);
+  auto hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w);
+  int wrong = 0;
+  for (int y = 0; y < d.tile_height; ++y)
+    for (int x = 0; x < d.tile_width; ++x) {
+      int const c = cover(d.tile_y + y, d.tile_x + x);
+      wrong += hw(y, x) != float(c) || hn(y, x) != Complex<float>(c, 2 * c);
+    }
+  EXPECT_EQ(wrong, 0);
+}
+
+// RMS residual (after object_error's scale, ramp and integer shift) over
+// pixels held by more than one tile, divided by the RMS residual over the
+// other well-lit pixels.
+double overlap_residual_ratio(ScanLayout const& layout, CxiTruth const& truth, HostRealImage const& illum,
+                              HostComplex2 const& object, ObjectError const& e, int ranks) {
+  int const D = layout.info.ny;
+  Partition const p = partition_scan(layout.positions_px, D, layout.grid.height, layout.grid.width, ranks);
+  double lit_max = 0;
+  for (std::size_t k = 0; k < illum.span(); ++k) lit_max = std::max(lit_max, illum.data()[k]);
+  int const sy = int(std::lround(e.shift_y)), sx = int(std::lround(e.shift_x));
+  double in_sum = 0, out_sum = 0;
+  std::size_t in_n = 0, out_n = 0;
+  for (int y = 0; y < layout.grid.height; ++y)
+    for (int x = 0; x < layout.grid.width; ++x) {
+      if (illum(y, x) < 0.3 * lit_max) continue;
+      int const ry = y - sy, rx = x - sx;
+      if (ry < 0 || rx < 0 || ry >= layout.grid.height || rx >= layout.grid.width) continue;
+      std::complex<double> const r(object(ry, rx).real(), object(ry, rx).imag());
+      std::complex<double> const t(truth.object(y, x).real(), truth.object(y, x).imag());
+      double const err = std::norm(e.scale * std::polar(1.0, e.ramp_y * y + e.ramp_x * x) * r - t);
+      int tiles = 0;
+      for (auto const& tile : p.tiles)
+        tiles += y >= tile.y && y < tile.y + tile.height && x >= tile.x && x < tile.x + tile.width;
+      (tiles > 1 ? in_sum : out_sum) += err;
+      (tiles > 1 ? in_n : out_n) += 1;
+    }
+  EXPECT_GT(in_n, 0u);
+  EXPECT_GT(out_n, 0u);
+  return std::sqrt(in_sum / std::max<std::size_t>(in_n, 1)) / std::sqrt(out_sum / std::max<std::size_t>(out_n, 1));
+}
+
+TEST(Neighbor, ApproximateConsensusConvergesWithoutSeams) {
+  auto comm = Communicator::world();
+  ScanLayout const layout = read_scan_layout(DatasetEnvironment::path, {});
+  int const epochs = 30;
+  auto full = run<float>("full-sync", 1, "rpie", epochs);
+  auto approx = run<float>("neighbor", 4, "rpie", epochs);
+  if (!is_root()) return;
+  auto truth = *cxi_read_truth(layout.info);
+  auto illum = illumination_map(truth.probe, truth.positions_px, layout.grid.height, layout.grid.width);
+  ObjectError const ef = object_error(full.object, truth.object, illum);
+  ObjectError const ea = object_error(approx.object, truth.object, illum);
+  // tike-style consensus costs accuracy per epoch; within 10 % of full-sync.
+  EXPECT_LT(ea.nrmse, 1.10 * ef.nrmse) << "full-sync " << ef.nrmse << ", approximate " << ea.nrmse;
+
+  // No seam: the residual inside pixels shared by several tiles, relative to
+  // the residual elsewhere in the well-lit region, is no worse than the same
+  // ratio for full-sync (whose result has no tiles, hence no seams).
+  if (comm.size() == 1) return;
+  auto const ra = overlap_residual_ratio(layout, truth, illum, approx.object, ea, comm.size());
+  auto const rf = overlap_residual_ratio(layout, truth, illum, full.object, ef, comm.size());
+  std::printf("[ measured ] %d ranks, %d epochs: NRMSE full-sync %.4f, neighbor sync-every 4 %.4f; "
+              "overlap/elsewhere residual ratio full-sync %.3f, neighbor sync-every 4 %.3f\n",
+              comm.size(), epochs, ef.nrmse, ea.nrmse, rf, ra);
+  EXPECT_LT(ra, 1.1 * rf);
+}
+
+TEST(Reading, EachRankReadsExactlyItsFrames) {
+  Exec space;
+  auto comm = Communicator::world();
+  ScanLayout const layout = read_scan_layout(DatasetEnvironment::path, {});
+  auto strategy = make_strategy<float, Exec>("neighbor", comm, layout, {});
+  auto const& d = strategy->decomposition();
+  Partition const p = partition_scan(layout.positions_px, layout.info.ny, layout.grid.height, layout.grid.width,
+                                     comm.size());
+  EXPECT_EQ(d.frame_ids, p.frames[comm.rank()]);
+  auto data = load_local_data<float, Exec>(space, layout, d.frame_ids, d.tile_y, d.tile_x, d.tile_height,
+                                           d.tile_width, {});
+  EXPECT_EQ(data.frame_ids, d.frame_ids);
+  auto frames = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), data.frames);
+  int const D = layout.info.ny;
+  for (std::size_t f = 0; f < d.frame_ids.size(); ++f) {
+    HostFrames one = cxi_read_frames(layout.info, {d.frame_ids[f]});
+    std::vector<float> corner(std::size_t(D) * D);
+    ifftshift2(one.data(), corner.data(), D, D);
+    EXPECT_EQ(0, std::memcmp(corner.data(), &frames(f, 0, 0), corner.size() * sizeof(float))) << "frame " << f;
+  }
+}
+
+}  // namespace
