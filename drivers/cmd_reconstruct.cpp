@@ -68,12 +68,13 @@ class TruthScore {
   HostRealImage m_illumination;
 };
 
+// Reconstructs one view (one CXI file) on the ranks of `comm`.
 template <class T>
-int run(parallel::Environment& env, RunConfig const& cfg) {
+void run_view(parallel::Communicator const& comm, RunConfig const& cfg, std::string const& input,
+              std::string const& output) {
   Exec space;
-  auto comm = parallel::Communicator::world();
   bool const root = comm.rank() == 0;
-  ScanLayout const layout = read_scan_layout(cfg.input, cfg.load);
+  ScanLayout const layout = read_scan_layout(input, cfg.load);
   parallel::StrategyOptions sopts;
   sopts.sync_every = cfg.sync_every;
   auto strategy = parallel::make_strategy<T, Exec>(cfg.strategy, comm, layout, sopts);
@@ -95,7 +96,7 @@ int run(parallel::Environment& env, RunConfig const& cfg) {
   TruthScore truth(layout, comm.rank());
   if (root && !cfg.quiet) {
     fmt::print("reconstruct: {} frames of {}x{} from {}, {} on {} rank(s) ({}), {} precision, {} mode(s)\n",
-               layout.info.frames, layout.info.ny, layout.info.nx, cfg.input, opts.solver, comm.size(),
+               layout.info.frames, layout.info.ny, layout.info.nx, input, opts.solver, comm.size(),
                strategy->name(), sizeof(T) == 4 ? "single" : "double", rec.state().modes());
     fmt::print("reconstruct: object {} x {} pixels of {:.4g} m, batch size {} ({}), noise {}\n", layout.grid.height,
                layout.grid.width, layout.grid.pixel_size_x, opts.batch_size, to_string(opts.batching),
@@ -142,14 +143,14 @@ int run(parallel::Environment& env, RunConfig const& cfg) {
     r.bytes_moved = rec.state().bytes_moved;
     r.mode_power_fractions = last.mode_power_fractions;
     if (truth.active()) r.object_error = errors;
-    r.config = to_toml(cfg, opts);
+    r.config = to_toml(cfg, opts, input, output);
     r.provenance = provenance(comm.size());
-    write_result(cfg.output, r);
+    write_result(output, r);
     std::vector<std::string> pictures;
     if (cfg.images)
-      pictures = write_result_pictures(cfg.output, object, probe, r.mode_power_fractions, r.cost, r.noise_model);
+      pictures = write_result_pictures(output, object, probe, r.mode_power_fractions, r.cost, r.noise_model);
     if (!cfg.quiet) {
-      fmt::print("reconstruct: wrote {} after {} epochs in {}, final cost {:.5g}", cfg.output, rec.state().epoch,
+      fmt::print("reconstruct: wrote {} after {} epochs in {}, final cost {:.5g}", output, rec.state().epoch,
                  format_duration(elapsed), rec.state().cost.empty() ? std::nan("") : rec.state().cost.back());
       if (truth.active() && !errors.empty() && std::isfinite(errors.back()))
         fmt::print(", error against the truth {:.4f}", errors.back());
@@ -157,7 +158,28 @@ int run(parallel::Environment& env, RunConfig const& cfg) {
       for (auto const& p : pictures) fmt::print("reconstruct: wrote {}\n", p);
     }
   }
-  (void)env;
+}
+
+// Several views (e.g. the angles of a tomography series): with P >= V ranks
+// the ranks form V groups (MPI_Comm_split), one view each; with P < V every
+// rank reconstructs whole views in turn on its own.
+template <class T>
+int run(RunConfig const& cfg) {
+  auto world = parallel::Communicator::world();
+  int const P = world.size(), V = int(cfg.inputs.size());
+  if (V == 1) {
+    run_view<T>(world, cfg, cfg.inputs[0], cfg.output);
+    return 0;
+  }
+  if (P >= V) {
+    int const view = int((long(world.rank()) * V) / P);  // contiguous groups, sizes differ by <= 1
+    auto group = world.split(view, world.rank());
+    run_view<T>(group, cfg, cfg.inputs[view], view_output(cfg, view));
+  } else {
+    auto self = world.split(world.rank(), 0);
+    for (int view = world.rank(); view < V; view += P) run_view<T>(self, cfg, cfg.inputs[view], view_output(cfg, view));
+  }
+  world.barrier();
   return 0;
 }
 
@@ -169,13 +191,15 @@ void add_reconstruct(CLI::App& app, Action& action) {
       "Examples:\n"
       "  ptyko reconstruct data.cxi -o out.h5\n"
       "  ptyko reconstruct data.cxi -o out.h5 --solver rpie --epochs 200 --batch-size 16\n"
-      "  mpiexec -n 4 ptyko reconstruct data.cxi -o out.h5 --strategy neighbor");
+      "  mpiexec -n 4 ptyko reconstruct data.cxi -o out.h5 --strategy neighbor\n"
+      "  mpiexec -n 8 ptyko reconstruct angle_*.cxi -o results/   (one result per view, 8 ranks shared)");
   auto cfg = std::make_shared<RunConfig>();
   add_run_options(*cmd, *cfg);
   cmd->callback([&action, cfg] {
     action = [cfg](parallel::Environment& env) {
       finish_run_config(*cfg);
-      return cfg->double_precision ? run<double>(env, *cfg) : run<float>(env, *cfg);
+      (void)env;
+      return cfg->double_precision ? run<double>(*cfg) : run<float>(*cfg);
     };
   });
 }

@@ -3,13 +3,18 @@
 #include <ptyko/kernels/error.hpp>
 
 #include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <fmt/format.h>
 
 namespace ptyko::drivers {
 
 void add_run_options(CLI::App& cmd, RunConfig& c) {
-  cmd.add_option("input", c.input, "CXI file to reconstruct")->required();
-  cmd.add_option("-o,--output", c.output, "Result file (HDF5)")->required();
+  cmd.add_option("inputs", c.inputs, "CXI file(s) to reconstruct; several files are independent views");
+  cmd.add_option("--list", c.list_file, "Text file naming the input CXI files, one per line");
+  cmd.add_option("-o,--output", c.output, "Result file (HDF5); a folder when there are several inputs")->required();
   cmd.add_option("--solver", c.solver.solver, "lsqml, rpie, epie, dm or raar")->capture_default_str();
   cmd.add_option("--epochs", c.solver.epochs, "Epochs (passes over all positions)")->capture_default_str();
   cmd.add_option("--batch-size", c.solver.batch_size, "Positions per mini-batch (0: solver default)")
@@ -55,6 +60,31 @@ void add_run_options(CLI::App& cmd, RunConfig& c) {
 }
 
 void finish_run_config(RunConfig& c) {
+  if (!c.list_file.empty()) {
+    std::ifstream in(c.list_file);
+    PTYKO_REQUIRE(in.good(), c.list_file, ": cannot read the --list file: check the path");
+    for (std::string line; std::getline(in, line);) {
+      auto const first = line.find_first_not_of(" \t\r");
+      if (first == std::string::npos || line[first] == '#') continue;
+      auto const last = line.find_last_not_of(" \t\r");
+      c.inputs.push_back(line.substr(first, last - first + 1));
+    }
+  }
+  PTYKO_REQUIRE(!c.inputs.empty(), "no input: give a CXI file (or several, or --list FILE)");
+  for (auto const& in : c.inputs)
+    PTYKO_REQUIRE(std::filesystem::absolute(in) != std::filesystem::absolute(c.output), "the output ", c.output,
+                  " is the input file: choose another name, the input must stay untouched");
+  if (c.inputs.size() > 1) {
+    std::error_code ec;
+    std::filesystem::create_directories(c.output, ec);
+    PTYKO_REQUIRE(std::filesystem::is_directory(c.output), "-o ", c.output,
+                  ": with several inputs the output must be a folder, and it cannot be created there");
+    std::vector<std::string> stems;
+    for (auto const& in : c.inputs) stems.push_back(std::filesystem::path(in).stem().string());
+    std::sort(stems.begin(), stems.end());
+    PTYKO_REQUIRE(std::adjacent_find(stems.begin(), stems.end()) == stems.end(),
+                  "two inputs have the same file name: results would overwrite each other; rename one");
+  }
   PTYKO_REQUIRE(c.precision == "single" || c.precision == "double", "--precision '", c.precision,
                 "' is not a precision: use single or double");
   c.double_precision = c.precision == "double";
@@ -67,13 +97,15 @@ void finish_run_config(RunConfig& c) {
   c.solver.illumination = c.illumination == "batch" ? IlluminationNorm::batch : IlluminationNorm::all;
   PTYKO_REQUIRE(c.probe_diameter >= 0, "--probe-diameter must be >= 0 pixels, got ", c.probe_diameter);
   PTYKO_REQUIRE(c.error_every >= 0, "--error-every must be >= 0, got ", c.error_every);
-  PTYKO_REQUIRE(c.output != c.input, "the output ", c.output,
-                " is the input file: choose another name, the input must stay untouched");
 }
 
-std::string to_toml(RunConfig const& c, SolverOptions const& s) {
+std::string view_output(RunConfig const& c, int v) {
+  return (std::filesystem::path(c.output) / std::filesystem::path(c.inputs[v]).stem()).string() + ".h5";
+}
+
+std::string to_toml(RunConfig const& c, SolverOptions const& s, std::string const& input, std::string const& output) {
   std::string t;
-  t += fmt::format("input = \"{}\"\noutput = \"{}\"\nprecision = \"{}\"\n\n", c.input, c.output, c.precision);
+  t += fmt::format("input = \"{}\"\noutput = \"{}\"\nprecision = \"{}\"\n\n", input, output, c.precision);
   t += fmt::format("[solver]\nname = \"{}\"\nepochs = {}\nbatch_size = {}\nbatching = \"{}\"\nnoise = \"{}\"\n"
                    "alpha = {}\nbeta = {}\nseed = {}\nillumination = \"{}\"\ncost_every = {}\n\n",
                    s.solver, s.epochs, s.batch_size, to_string(s.batching), c.noise, s.alpha, s.beta, s.seed,

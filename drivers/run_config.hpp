@@ -8,12 +8,14 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 namespace ptyko::drivers {
 
 struct RunConfig {
-  std::string input;
-  std::string output;
+  std::vector<std::string> inputs;  ///< one CXI file per view
+  std::string list_file;            ///< a text file of inputs, one per line
+  std::string output;               ///< result file, or folder for several views
   SolverOptions solver;
   LoadOptions load;
   std::string strategy = "full-sync";
@@ -31,8 +33,11 @@ struct RunConfig {
 void add_run_options(CLI::App& cmd, RunConfig& cfg);
 /// Parses the string options and checks cross-option rules; throws UserError.
 void finish_run_config(RunConfig& cfg);
-/// The resolved configuration as TOML.
-std::string to_toml(RunConfig const& cfg, SolverOptions const& resolved);
+/// The resolved configuration of one view as TOML.
+std::string to_toml(RunConfig const& cfg, SolverOptions const& resolved, std::string const& input,
+                    std::string const& output);
+/// Result file of view `v` when several views run: <output folder>/<input stem>.h5.
+std::string view_output(RunConfig const& cfg, int v);
 /// Version, Kokkos backend and rank count, one line each.
 std::string provenance(int ranks);
 
