@@ -1,0 +1,165 @@
+// `simulate` and the file conventions end to end: the stored intensities are
+// the forward model of the stored truth plus Poisson noise (so the centring,
+// FFT normalisation, translation sign and units all agree), and the data as
+// another program reads the file follow the CXI specification.
+#include <ptyko/core/cxi.hpp>
+#include <ptyko/core/dataset.hpp>
+#include <ptyko/core/fftshift.hpp>
+#include <ptyko/core/simulate.hpp>
+#include <ptyko/kernels/forward.hpp>
+
+#include <test_utils.hpp>
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+
+namespace {
+
+using namespace ptyko;
+using test::ExecSpace;
+using test::MemSpace;
+
+std::string temp_file(char const* name) {
+  return (std::filesystem::temp_directory_path() / (std::to_string(getpid()) + "-" + name)).string();
+}
+
+// Noise-free model intensities (N, D, D), centred like the file, from the
+// truth, evaluated with the forward model in double precision.
+std::vector<double> model_of_truth(CxiTruth const& truth) {
+  ExecSpace space;
+  int const N = int(truth.positions_px.size()), M = int(truth.probe.extent(0)), D = int(truth.probe.extent(1));
+  ComplexView2<double, MemSpace> obj("obj", truth.object.extent(0), truth.object.extent(1));
+  ComplexView3<double, MemSpace> prb("prb", M, D, D);
+  PositionView<double, MemSpace> pos("pos", N);
+  IndexView<MemSpace> idx("idx", N);
+  auto h_obj = Kokkos::create_mirror_view(obj);
+  auto h_prb = Kokkos::create_mirror_view(prb);
+  auto h_pos = Kokkos::create_mirror_view(pos);
+  auto h_idx = Kokkos::create_mirror_view(idx);
+  for (std::size_t k = 0; k < truth.object.span(); ++k) h_obj.data()[k] = truth.object.data()[k];
+  for (std::size_t k = 0; k < truth.probe.span(); ++k) h_prb.data()[k] = truth.probe.data()[k];
+  for (int n = 0; n < N; ++n) {
+    h_pos(n, 0) = truth.positions_px[n][0];
+    h_pos(n, 1) = truth.positions_px[n][1];
+    h_idx(n) = n;
+  }
+  Kokkos::deep_copy(obj, h_obj);
+  Kokkos::deep_copy(prb, h_prb);
+  Kokkos::deep_copy(pos, h_pos);
+  Kokkos::deep_copy(idx, h_idx);
+  ForwardModel<double, ExecSpace> model(space, N, M, D);
+  ComplexView4<double, MemSpace> Psi("Psi", N, M, D, D);
+  RealView3<double, MemSpace> I("I", N, D, D);
+  model.far_field(space, obj, prb, pos, idx, Psi);
+  far_field_intensity(space, N, Psi, I);
+  auto h_I = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), I);
+  std::vector<double> out(std::size_t(N) * D * D);
+  for (int n = 0; n < N; ++n) fftshift2(&h_I(n, 0, 0), &out[std::size_t(n) * D * D], D, D);
+  return out;
+}
+
+TEST(Simulate, FramesAreTheModelOfTheTruthPlusPoissonNoise) {
+  SimulationOptions o;
+  o.frames = 60;
+  o.detector = 32;
+  o.modes = 2;
+  o.photons = 1e6;
+  o.seed = 4;
+  std::string const path = temp_file("simulate.cxi");
+  cxi_write(path, simulate(o));
+  CxiInfo const info = cxi_inspect(path);
+  auto truth = cxi_read_truth(info);
+  ASSERT_TRUE(truth.has_value());
+  std::vector<std::size_t> all(o.frames);
+  for (int n = 0; n < o.frames; ++n) all[n] = std::size_t(n);
+  HostFrames frames = cxi_read_frames(info, all);
+  auto model = model_of_truth(*truth);
+
+  // Pearson chi-square per pixel: 1 for Poisson noise around the right
+  // model; any convention slip (shift, flip, scale) makes it huge.
+  double chi2 = 0, mean_counts = 0;
+  std::size_t n = 0;
+  for (std::size_t k = 0; k < model.size(); ++k) {
+    mean_counts += frames.data()[k];
+    if (model[k] < 20) continue;
+    double const r = frames.data()[k] - model[k];
+    chi2 += r * r / model[k];
+    ++n;
+  }
+  ASSERT_GT(n, 1000u);
+  EXPECT_NEAR(chi2 / double(n), 1.0, 0.05);
+  // Mean counts per frame as asked.
+  EXPECT_NEAR(mean_counts / o.frames, o.photons, 0.01 * o.photons);
+
+  // CXI conventions: centred frames (the centroid of the mean pattern, i.e.
+  // of the probe's far field, is the zero frequency at (D/2, D/2)), and
+  // translations in metres of the sample: positions_px = -translation /
+  // pixel size + origin.
+  double cy = 0, cx = 0, total = 0;
+  for (int f = 0; f < o.frames; ++f)
+    for (int y = 0; y < o.detector; ++y)
+      for (int x = 0; x < o.detector; ++x) {
+        double const v = frames(f, y, x);
+        cy += v * y;
+        cx += v * x;
+        total += v;
+      }
+  EXPECT_NEAR(cy / total, o.detector / 2, 0.5);
+  EXPECT_NEAR(cx / total, o.detector / 2, 0.5);
+
+  auto t = cxi_read_translations(info);
+  Geometry const g = info.geometry();
+  for (int k = 1; k < o.frames; ++k) {
+    double const dy = truth->positions_px[k][0] - truth->positions_px[0][0];
+    double const dx = truth->positions_px[k][1] - truth->positions_px[0][1];
+    EXPECT_NEAR(dy, -(t[k][1] - t[0][1]) / g.object_pixel_size_y(), 1e-6);
+    EXPECT_NEAR(dx, -(t[k][0] - t[0][0]) / g.object_pixel_size_x(), 1e-6);
+  }
+  // The grid ptyko reconstructs on is the truth's grid.
+  ScanLayout const layout = read_scan_layout(path, {});
+  EXPECT_EQ(layout.grid.height, int(truth->object.extent(0)));
+  EXPECT_EQ(layout.grid.width, int(truth->object.extent(1)));
+  for (int k = 0; k < o.frames; ++k) {
+    EXPECT_NEAR(layout.positions_px[k][0], truth->positions_px[k][0], 1e-6);
+    EXPECT_NEAR(layout.positions_px[k][1], truth->positions_px[k][1], 1e-6);
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(Simulate, InvalidOptionsAreRefused) {
+  SimulationOptions o;
+  o.frames = 0;
+  EXPECT_THROW(simulate(o), UserError);
+  o = SimulationOptions();
+  o.detector = 4;
+  EXPECT_THROW(simulate(o), UserError);
+  o = SimulationOptions();
+  o.photons = -1;
+  EXPECT_THROW(simulate(o), UserError);
+  EXPECT_THROW(parse_scan_pattern("spiral"), UserError);
+}
+
+TEST(Simulate, RasterAndMaskOptions) {
+  SimulationOptions o;
+  o.frames = 25;
+  o.detector = 16;
+  o.scan = ScanPattern::raster;
+  o.dead_pixel_fraction = 0.1;
+  CxiContents c = simulate(o);
+  ASSERT_EQ(c.mask.extent(0), 16u);
+  int dead = 0;
+  for (std::size_t k = 0; k < c.mask.span(); ++k) dead += c.mask.data()[k] == 0;
+  EXPECT_GT(dead, 5);
+  EXPECT_LT(dead, 60);
+  // Dead pixels read zero in every frame.
+  for (int y = 0; y < 16; ++y)
+    for (int x = 0; x < 16; ++x)
+      if (!c.mask(y, x))
+        for (int f = 0; f < o.frames; ++f) EXPECT_EQ(c.frames(f, y, x), 0.0f);
+}
+
+}  // namespace
