@@ -31,9 +31,7 @@ void reflect_exit_waves(ExecSpace const& space, int B, ComplexView3<T, typename 
   Kokkos::parallel_for(
       "ptyko::DM::reflect", Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(B) * D * D),
       KOKKOS_LAMBDA(std::size_t k) {
-        int const b = int(k / (std::size_t(D) * D));
-        int const i = int((k / D) % D);
-        int const j = int(k % D);
+        auto const [b, i, j] = frame_index(k, D);
         Complex<T> const s = S(b, i, j);
         for (int m = 0; m < M; ++m) W(b, m, i, j) = T(2) * P(m, i, j) * s - X(b, m, i, j);
       });
@@ -53,9 +51,7 @@ void update_exit_waves(ExecSpace const& space, int B, ComplexView3<T, typename E
   Kokkos::parallel_for(
       "ptyko::DM::update_exit_waves", Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(B) * D * D),
       KOKKOS_LAMBDA(std::size_t k) {
-        int const b = int(k / (std::size_t(D) * D));
-        int const i = int((k / D) % D);
-        int const j = int(k % D);
+        auto const [b, i, j] = frame_index(k, D);
         Complex<T> const s = S(b, i, j);
         for (int m = 0; m < M; ++m) {
           Complex<T> const po = P(m, i, j) * s;

@@ -27,9 +27,7 @@ void exit_waves(ExecSpace const& space, int B, ComplexView3<T, Mem> const& probe
   Kokkos::parallel_for(
       "ptyko::exit_waves", Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(B) * D * D),
       KOKKOS_LAMBDA(std::size_t k) {
-        int const b = int(k / (std::size_t(D) * D));
-        int const i = int((k / D) % D);
-        int const j = int(k % D);
+        auto const [b, i, j] = frame_index(k, D);
         Complex<T> const s = S(b, i, j);
         for (int m = 0; m < M; ++m) out(b, m, i, j) = P(m, i, j) * s;
       });
@@ -49,9 +47,7 @@ void probe_adjoint_product(ExecSpace const& space, int B, ComplexView3<T, Mem> c
       "ptyko::probe_adjoint_product",
       Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(B) * D * D),
       KOKKOS_LAMBDA(std::size_t k) {
-        int const b = int(k / (std::size_t(D) * D));
-        int const i = int((k / D) % D);
-        int const j = int(k % D);
+        auto const [b, i, j] = frame_index(k, D);
         Complex<T> sum(0);
         for (int m = 0; m < M; ++m) sum += math::conj_mul(P(m, i, j), G(b, m, i, j));
         O(b, i, j) = sum;
@@ -73,9 +69,7 @@ void patch_adjoint_product(ExecSpace const& space, int B, ComplexView3<T, Mem> c
       "ptyko::patch_adjoint_product",
       Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(M) * D * D),
       KOKKOS_LAMBDA(std::size_t k) {
-        int const m = int(k / (std::size_t(D) * D));
-        int const i = int((k / D) % D);
-        int const j = int(k % D);
+        auto const [m, i, j] = frame_index(k, D);  // frame index = probe mode
         Complex<T> sum(0);
         for (int b = 0; b < B; ++b) sum += math::conj_mul(S(b, i, j), G(b, m, i, j));
         O(m, i, j) += sum;

@@ -33,9 +33,7 @@ void far_field_intensity(ExecSpace const& space, int B, ComplexView4<T, Mem> con
   Kokkos::parallel_for(
       "ptyko::far_field_intensity", Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(B) * D * D),
       KOKKOS_LAMBDA(std::size_t k) {
-        int const b = int(k / (std::size_t(D) * D));
-        int const i = int((k / D) % D);
-        int const j = int(k % D);
+        auto const [b, i, j] = frame_index(k, D);
         T sum = 0;
         for (int m = 0; m < M; ++m) sum += math::norm2(F(b, m, i, j));
         I(b, i, j) = sum;
@@ -62,9 +60,7 @@ double fourier_pixel_reduce(ExecSpace const& space, char const* label, int B,
   Kokkos::parallel_reduce(
       label, Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(B) * D * D),
       KOKKOS_LAMBDA(std::size_t k, double& acc) {
-        int const b = int(k / (std::size_t(D) * D));
-        int const i = int((k / D) % D);
-        int const j = int(k % D);
+        auto const [b, i, j] = frame_index(k, D);
         if (has_mask && msk(i, j) == 0) {
           if constexpr (Op::modifies && Op::masked_factor != 1) {
             for (int m = 0; m < M; ++m) F(b, m, i, j) *= T(Op::masked_factor);

@@ -68,9 +68,7 @@ void extract_patches(ExecSpace const& space, ComplexView2<T, Mem> const& object,
   Kokkos::parallel_for(
       "ptyko::extract_patches", Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(B) * D * D),
       KOKKOS_LAMBDA(std::size_t k) {
-        int const b = int(k / (std::size_t(D) * D));
-        int const i = int((k / D) % D);
-        int const j = int(k % D);
+        auto const [b, i, j] = frame_index(k, D);
         int const n = idx(b);
         PatchCorner<T> const c(pos(n, 0), pos(n, 1), D);
         int const y = c.y + i, x = c.x + j;

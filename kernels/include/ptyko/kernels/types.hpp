@@ -50,6 +50,17 @@ using IndexView = Kokkos::View<int*, Kokkos::LayoutRight, Mem>;
 template <class Mem>
 using MaskView = Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, Mem>;
 
+/// Position of flat index k in a stack of D x D frames: frame b, row i,
+/// column j. The kernels run flat RangePolicies over (B, D, D) so that the
+/// fastest index (j) is the contiguous one on every backend.
+struct FrameIndex {
+  int b, i, j;
+};
+KOKKOS_INLINE_FUNCTION FrameIndex frame_index(std::size_t k, int D) {
+  std::size_t const d = std::size_t(D);
+  return FrameIndex{int(k / (d * d)), int((k / d) % d), int(k % d)};
+}
+
 /// True when T is float or double (the two precisions ptyko instantiates).
 template <class T>
 inline constexpr bool is_supported_real_v = std::is_same_v<T, float> || std::is_same_v<T, double>;

@@ -24,9 +24,7 @@ void subtract_exit_waves(ExecSpace const& space, int B, ComplexView3<T, Mem> con
   Kokkos::parallel_for(
       "ptyko::subtract_exit_waves", Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(B) * D * D),
       KOKKOS_LAMBDA(std::size_t k) {
-        int const b = int(k / (std::size_t(D) * D));
-        int const i = int((k / D) % D);
-        int const j = int(k % D);
+        auto const [b, i, j] = frame_index(k, D);
         Complex<T> const s = S(b, i, j);
         for (int m = 0; m < M; ++m) out(b, m, i, j) -= P(m, i, j) * s;
       });
