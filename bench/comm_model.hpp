@@ -1,0 +1,146 @@
+#pragma once
+// Communication-volume and memory model of ptyko's parallel strategies
+// (docs/performance.md, "Communication model"). Bytes are counted the way
+// ptyko::parallel::Communicator counts them: per rank, sent plus received;
+// an all-reduce of n bytes as a ring all-reduce moves it, 2 (P-1)/P n sent
+// and as much received (factor r = 4 (P-1)/P); a broadcast as n per rank;
+// point-to-point messages as their size at both ends.
+//
+// Per batch (rPIE, LSQML; s = bytes of a real, 4 or 8; A = H x W object
+// pixels; A_ov = pixels this rank's tile shares with its neighbours' tiles,
+// summed over the neighbours):
+//   full-sync:     r * 3 s A                      object numerator (complex) + weight
+//   neighbor k=1:  2 * 3 s A_ov                   the overlaps, sent and received
+//   neighbor k>1:  2 * 3 s A_ov / k               weighted object + weight, every k batches (+1 per epoch)
+//   all:           r * (2M + 1) s D^2             probe numerator (M complex modes) + weight
+//                  r * 16                         two double maxima
+//                  r * 32 (LSQML)                 two sums of two doubles (step sizes)
+// DM/RAAR per epoch: two overlap passes, each one object and one probe
+// reduction and two maxima (neighbor k > 1: the objects are reconciled once
+// at the end of the epoch).
+// Per epoch, all: r * 8 (cost) + 2 M s D^2 (probe broadcast).
+//
+// Memory per rank (device; bytes): object tile 2 s A_t, update sums 3 s A_t
+// (numerator, weight), frames 4 n D^2 (float32 as loaded; n = frames of the
+// rank), batch work buffers ~ (2 M + 3) 2 s b D^2 (waves, patches,
+// products, update products, LSQML direction patches), DM's exit waves
+// 2 s M n D^2; neighbor adds the footprint counts s A_t (and s A_t of
+// weights for k > 1) and 2 * 3 s A_ov of message buffers (plus host mirrors).
+// A_t = A (full-sync) or the rank's tile (neighbor).
+//
+// Analytic geometry (for extrapolation): P equal rectangular domains in a
+// g_y x g_x grid (recursive bisection of a square: g_y = 2^ceil(k/2),
+// g_x = 2^floor(k/2) for P = 2^k), each tile its domain plus w/2 on each
+// side, w = D + 3 (the D + 1 bilinear footprint and a pixel of safety on each
+// side): adjacent tiles share a strip w wide, diagonal ones a w x w corner.
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace ptyko::bench {
+
+struct ModelInput {
+  double frames = 400;       ///< N, all ranks
+  int D = 128;               ///< detector edge
+  int modes = 2;             ///< M
+  int batch = 16;            ///< global batch size (positions per batch)
+  int precision = 4;         ///< bytes per real: 4 (float32) or 8 (float64)
+  double height = 0, width = 0;  ///< object pixels
+  int ranks = 1;             ///< P
+  std::string solver = "lsqml";
+  int sync_every = 1;        ///< neighbor's k
+};
+
+struct ModelGeometry {
+  double tile_area = 0;      ///< A_t of a rank (mean)
+  double overlap_area = 0;   ///< A_ov of a rank (mean)
+  double max_overlap_area = 0;
+};
+
+inline bool is_projection(std::string const& solver) { return solver == "dm" || solver == "raar"; }
+
+inline double ring_factor(int P) { return P > 1 ? 4.0 * (P - 1) / P : 0.0; }
+
+/// Grid of the analytic geometry.
+inline void rcb_grid(int P, int& gy, int& gx) {
+  gy = 1;
+  gx = 1;
+  // Cut the longer side in two until P domains (P not a power of two: the
+  // nearest grid with gy * gx >= P, the last row short; good enough for a model).
+  while (gy * gx < P) {
+    if (gy <= gx) gy *= 2; else gx *= 2;
+  }
+}
+
+inline ModelGeometry analytic_geometry(ModelInput const& in) {
+  ModelGeometry g;
+  int const P = in.ranks;
+  double const w = in.D + 3.0;
+  if (P == 1) {
+    g.tile_area = in.height * in.width;
+    return g;
+  }
+  int gy, gx;
+  rcb_grid(P, gy, gx);
+  double const Ly = in.height / gy, Lx = in.width / gx;
+  g.tile_area = std::min(Ly + w, in.height) * std::min(Lx + w, in.width);
+  // pairs: horizontal neighbours share a (Ly + w) x w strip, vertical ones
+  // w x (Lx + w), diagonal ones w x w.
+  double const horizontal = double(gy) * (gx - 1), vertical = double(gy - 1) * gx,
+               diagonal = 2.0 * (gy - 1) * (gx - 1);
+  double const total = horizontal * (Ly + w) * w + vertical * (Lx + w) * w + diagonal * w * w;
+  g.overlap_area = 2 * total / (double(gy) * gx);
+  // an interior rank: 2 of each edge kind and 4 corners
+  g.max_overlap_area = (gx > 1 ? (gx > 2 ? 2 : 1) : 0) * (Ly + w) * w + (gy > 1 ? (gy > 2 ? 2 : 1) : 0) * (Lx + w) * w +
+                       ((gx > 1 && gy > 1) ? ((gx > 2 ? 2 : 1) * (gy > 2 ? 2 : 1)) : 0) * w * w;
+  return g;
+}
+
+struct ModelResult {
+  double bytes_per_epoch = 0;  ///< per rank
+  double object_bytes = 0;     ///< of which object sums / overlaps
+  double memory = 0;           ///< device bytes per rank
+};
+
+inline double batches_per_epoch(ModelInput const& in) { return std::ceil(in.frames / in.batch); }
+
+/// `strategy`: "full-sync" or "neighbor"; `overlap_area`/`tile_area` of the rank.
+inline ModelResult model(ModelInput const& in, std::string const& strategy, double tile_area, double overlap_area) {
+  ModelResult out;
+  int const P = in.ranks;
+  double const s = in.precision, r = ring_factor(P), D2 = double(in.D) * in.D, M = in.modes;
+  double const A = in.height * in.width;
+  bool const full = strategy == "full-sync";
+  double const probe = r * (2 * M + 1) * s * D2;
+  double const per_epoch = r * 8 + (P > 1 ? 2 * M * s * D2 : 0);
+  double const nb = batches_per_epoch(in);
+  double object = 0, other = per_epoch;
+  if (is_projection(in.solver)) {
+    // two passes of (object sums, max, probe sums, max)
+    if (full) object = 2 * r * 3 * s * A;
+    else if (in.sync_every == 1) object = 2 * 2 * 3 * s * overlap_area;
+    else object = 2 * 3 * s * overlap_area;  // one reconcile per epoch
+    other += 2 * (probe + 2 * r * 8);
+  } else {
+    double per_batch_object = 0;
+    if (full) per_batch_object = r * 3 * s * A;
+    else if (in.sync_every == 1) per_batch_object = 2 * 3 * s * overlap_area;
+    object = nb * per_batch_object;
+    if (!full && in.sync_every > 1) object = (std::floor(nb / in.sync_every) + 1) * 2 * 3 * s * overlap_area;
+    other += nb * (probe + r * 16 + (in.solver == "lsqml" ? r * 32 : 0));
+  }
+  out.object_bytes = P > 1 ? object : 0;
+  out.bytes_per_epoch = P > 1 ? object + other : 0;
+
+  double const At = full ? A : tile_area;
+  double const n = in.frames / P;
+  double const b = std::min<double>(in.batch, n);  // local share of a batch is at most this
+  double mem = 2 * s * At + 3 * s * At + 4 * n * D2 + (2 * M + 3) * 2 * s * b * D2;
+  if (is_projection(in.solver)) mem += 2 * s * M * n * D2;
+  if (!full) mem += s * At * (in.sync_every > 1 ? 2 : 1) + 2 * 3 * s * overlap_area;
+  out.memory = mem;
+  return out;
+}
+
+}  // namespace ptyko::bench

@@ -1,0 +1,402 @@
+// Kernel microbenchmarks (Google Benchmark): every kernel a solver epoch is
+// made of, at detector sizes D = 64, 128, 256 and batch sizes B = 16..256,
+// single precision (the solvers' default), M = 2 probe modes.
+//
+//   kernel_bench                      default grid: D in {64, 128, 256}, B in {16, 64}
+//   kernel_bench --full               B in {16, 32, 64, 128, 256}
+//   kernel_bench --markdown           one markdown table (median rows when repeated)
+//   kernel_bench --benchmark_filter=fft --benchmark_repetitions=5 ...   (any Google Benchmark flag)
+//
+// Timing: manual time, with the execution space fenced before and after the
+// timed call (FencedTimer); plans, buffers and inputs are built outside the
+// timed region. --timer=auto (default) times the process CPU time when the
+// default execution space is Serial (one thread does all the work; on a
+// shared machine this leaves out other processes' time slices), wall time
+// otherwise; --timer=wall or --timer=cpu force one. Counters are per iteration and reported as rates
+// (kIsIterationInvariantRate): bytes/s and flop/s from the models below,
+// frames/s (positions per second) where a batch is involved.
+//
+// Byte and flop models (single precision: complex = 8 bytes, real = 4 bytes;
+// n = D*D pixels per frame, E = (D+1)^2 pixels per bilinear footprint; the
+// byte models count compulsory traffic: each array read or written once,
+// nothing for caches; flops count real additions and multiplications, a
+// sqrt, log or division as one):
+//   extract_patches        bytes 8 B E (object footprint) + 8 B n (patches)
+//                          flops 20 B n  (4 real*complex weights 8, 3 complex adds 6, weight products 6)
+//   add_patches            bytes 8 B n (patches) + 2 * 8 B E (object read-modify-write)
+//                          flops 22 B E  (4 weighted taps 8+6, weights 6, the add 2)
+//   add_illumination       bytes 4 n (probe intensity) + 2 * 4 B E (real object weight RMW)
+//                          flops 11 B E + 3 M n
+//   exit_waves             bytes 8 B n (patches) + 8 M n (probe) + 8 B M n (waves)
+//                          flops 6 B M n (one complex product)
+//   fft_forward/_inverse   bytes 2 * 8 B M n (read + write once; FFTW makes several passes)
+//                          flops 5 B M n log2(n)  (the usual FFT flop convention, as FFTW's benchFFT)
+//   fft_forward_ortho      the same plus the separate 1/sqrt(n) scaling pass (2 * 8 B M n bytes, 2 B M n flops)
+//   modulus_projection     bytes 2 * 8 B M n (waves RMW) + 4 B n (data) + 4 B (indices)
+//                          flops B n (3 M + 2 M + 10)  (|Psi|^2, scaling, 2 sqrt, add, divide, cost 3)
+//   data_cost              bytes 8 B M n + 4 B n
+//                          flops B n (3 M + 6)
+//   probe_adjoint_product  bytes 8 M n + 8 B M n (g) + 8 B n (out)
+//                          flops 8 B M n  (conj product 6 + add 2)
+//   patch_adjoint_product  bytes 8 B n (patches) + 8 B M n (g) + 2 * 8 M n (out RMW)
+//                          flops 8 B M n
+//   add_patch_intensity    bytes 8 B n + 2 * 4 n
+//                          flops 4 B n
+//   apply_preconditioned_update (object of H x W = (4D)^2 pixels, no batch)
+//                          bytes HW (8 field read + 8 num + 4 weight + 8 field write)
+//                          flops 8 HW
+//   fft_forward_measure    as fft_forward, plan built with FFTW_MEASURE instead of FFTW_ESTIMATE
+//   reference_triad        (not a ptyko kernel) w += 0.5 v over B x M frames, flat:
+//                          bytes 3 * 8 B M n, flops 4 B M n - the achievable element-wise bandwidth
+//   reference_exit_waves_rows (not a ptyko kernel) exit_waves with one work item per
+//                          position and contiguous pixel loops (no index division); model as exit_waves
+//   orthogonalize_modes    (probe M x n; no batch) two complex gemms of M x M x n
+//                          bytes 5 * 8 M n (P read twice, Q written, Q copied back)
+//                          flops 2 * 8 M^2 n (+ an M x M eigenproblem on the host)
+//
+// Data: object (4D)^2 pixels of random phase, B positions uniform in the
+// object (sub-pixel), random probe modes and far fields, data = |random|^2.
+
+#include "bench_support.hpp"
+
+#include <ptyko/core/probe_modes.hpp>
+#include <ptyko/kernels/exit_wave.hpp>
+#include <ptyko/kernels/fft.hpp>
+#include <ptyko/kernels/fourier.hpp>
+#include <ptyko/kernels/patch.hpp>
+#include <ptyko/kernels/update.hpp>
+
+#include <Kokkos_Random.hpp>
+
+#include <cmath>
+#include <memory>
+#include <random>
+
+namespace {
+
+using namespace ptyko;
+using bench::Exec;
+using bench::FencedTimer;
+using T = float;
+using Mem = Exec::memory_space;
+constexpr int M = 2;  // probe modes
+
+/// Random values: complex of amplitude 0.5..1 and any phase; real 0..100.
+template <class View>
+void fill_random(Exec const& space, Kokkos::Random_XorShift64_Pool<Exec> const& pool, View const& v) {
+  using V = typename View::non_const_value_type;
+  auto* p = v.data();
+  Kokkos::parallel_for(
+      "bench::fill", Kokkos::RangePolicy<Exec>(space, 0, v.span()), KOKKOS_LAMBDA(std::size_t k) {
+        auto g = pool.get_state();
+        if constexpr (std::is_same_v<V, Complex<T>>) {
+          T const a = T(g.frand(0.5f, 1.0f)), ph = T(g.frand(-3.f, 3.f));
+          p[k] = Complex<T>(a * math::cos(ph), a * math::sin(ph));
+        } else {
+          p[k] = V(g.frand(0.f, 100.f));
+        }
+        pool.free_state(g);
+      });
+}
+
+/// Inputs of one (D, B) configuration, built outside the timed region.
+struct Fixture {
+  int D, B, H, W;
+  ComplexView2<T, Mem> object;
+  PositionView<T, Mem> positions;
+  IndexView<Mem> indices;
+  ComplexView3<T, Mem> probe, patches, products, probe_out;
+  ComplexView4<T, Mem> waves;
+  RealView3<float, Mem> data;
+  RealView2<T, Mem> obj_w, probe_int, probe_w;
+  ComplexView2<T, Mem> obj_num;
+  MaskView<Mem> mask;  // empty: every pixel measured
+
+  Fixture(Exec const& space, int D_, int B_) : D(D_), B(B_), H(4 * D_), W(4 * D_) {
+    object = ComplexView2<T, Mem>("bench::object", H, W);
+    obj_num = ComplexView2<T, Mem>("bench::obj_num", H, W);
+    obj_w = RealView2<T, Mem>("bench::obj_w", H, W);
+    positions = PositionView<T, Mem>("bench::positions", B);
+    indices = IndexView<Mem>("bench::indices", B);
+    probe = ComplexView3<T, Mem>("bench::probe", M, D, D);
+    probe_out = ComplexView3<T, Mem>("bench::probe_out", M, D, D);
+    patches = ComplexView3<T, Mem>("bench::patches", B, D, D);
+    products = ComplexView3<T, Mem>("bench::products", B, D, D);
+    waves = ComplexView4<T, Mem>("bench::waves", B, M, D, D);
+    data = RealView3<float, Mem>("bench::data", B, D, D);
+    probe_int = RealView2<T, Mem>("bench::probe_intensity", D, D);
+    probe_w = RealView2<T, Mem>("bench::probe_w", D, D);
+
+    Kokkos::Random_XorShift64_Pool<Exec> pool(12345);
+    fill_random(space, pool, object);
+    fill_random(space, pool, probe);
+    fill_random(space, pool, patches);
+    fill_random(space, pool, waves);
+    fill_random(space, pool, data);
+    auto hp = Kokkos::create_mirror_view(positions);
+    auto hi = Kokkos::create_mirror_view(indices);
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<double> uy(D / 2 + 1, H - D / 2 - 2), ux(D / 2 + 1, W - D / 2 - 2);
+    for (int b = 0; b < B; ++b) {
+      hp(b, 0) = T(uy(rng));
+      hp(b, 1) = T(ux(rng));
+      hi(b) = b;
+    }
+    Kokkos::deep_copy(space, positions, hp);
+    Kokkos::deep_copy(space, indices, hi);
+    probe_intensity(space, probe, probe_int);
+    fence(space, "bench::fixture");
+  }
+
+  double n() const { return double(D) * D; }
+  double E() const { return double(D + 1) * (D + 1); }
+};
+
+void set_rates(benchmark::State& state, double bytes, double flops, double frames) {
+  using C = benchmark::Counter;
+  state.counters["bytes/s"] = C(bytes, C::kIsIterationInvariantRate, C::kIs1000);
+  state.counters["flop/s"] = C(flops, C::kIsIterationInvariantRate, C::kIs1000);
+  if (frames > 0) state.counters["frames/s"] = C(frames, C::kIsIterationInvariantRate, C::kIs1000);
+}
+
+/// Runs `work` once per iteration under a fenced manual timer.
+template <class Work>
+void timed_loop(benchmark::State& state, Exec const& space, Work&& work) {
+  work();  // warm-up: page faults, FFTW plan lookup
+  for (auto _ : state) {
+    FencedTimer t(space);
+    work();
+    state.SetIterationTime(t.stop());
+  }
+}
+
+void BM_extract_patches(benchmark::State& state) {
+  Exec space;
+  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  timed_loop(state, space, [&] { extract_patches(space, f.object, f.positions, f.indices, f.patches); });
+  set_rates(state, 8 * f.B * f.E() + 8 * f.B * f.n(), 20 * f.B * f.n(), f.B);
+}
+
+void BM_add_patches(benchmark::State& state) {
+  Exec space;
+  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  timed_loop(state, space, [&] { add_patches(space, f.patches, f.positions, f.indices, f.obj_num); });
+  set_rates(state, 8 * f.B * f.n() + 16 * f.B * f.E(), 22 * f.B * f.E(), f.B);
+}
+
+void BM_add_illumination(benchmark::State& state) {
+  Exec space;
+  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  timed_loop(state, space, [&] {
+    probe_intensity(space, f.probe, f.probe_int);
+    auto pint = f.probe_int;
+    scatter_add_patches(
+        space, f.B, f.D, f.positions, f.indices, f.obj_w, KOKKOS_LAMBDA(int, int i, int j) { return pint(i, j); },
+        "ptyko::UpdateSums::illumination");
+  });
+  set_rates(state, 4 * f.n() + 8 * f.B * f.E(), 11 * f.B * f.E() + 3 * M * f.n(), f.B);
+}
+
+void BM_exit_waves(benchmark::State& state) {
+  Exec space;
+  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  timed_loop(state, space, [&] { exit_waves(space, f.B, f.probe, f.patches, f.waves); });
+  set_rates(state, 8 * f.B * f.n() + 8 * M * f.n() + 8.0 * f.B * M * f.n(), 6.0 * f.B * M * f.n(), f.B);
+}
+
+template <FFTDirection Dir, FFTNorm Norm, FFTPlanEffort Effort = FFTPlanEffort::estimate>
+void BM_fft(benchmark::State& state) {
+  Exec space;
+  int const D = int(state.range(0)), B = int(state.range(1));
+  ComplexView4<T, Mem> waves("bench::waves", B, M, D, D);
+  BatchedFFT2D<T, Exec> fft(space, B * M, D, D, Effort);  // the plan: outside the timed loop
+  if (Effort == FFTPlanEffort::measure) fft.forward(space, waves, waves, Norm);  // FFTW_MEASURE plans on scratch
+  Kokkos::deep_copy(waves, Complex<T>(0.5, -0.25));
+  timed_loop(state, space, [&] {
+    if (Dir == FFTDirection::forward)
+      fft.forward(space, waves, waves, Norm);
+    else
+      fft.inverse(space, waves, waves, Norm);
+  });
+  double const frames = double(B) * M, n = double(D) * D;
+  double bytes = 16 * frames * n, flops = 5 * frames * n * std::log2(n);
+  if (Norm == FFTNorm::ortho) {
+    bytes += 16 * frames * n;
+    flops += 2 * frames * n;
+  }
+  set_rates(state, bytes, flops, B);
+}
+
+/// The solvers' plans use FFTPlanEffort::estimate; this shows what
+/// FFTW_MEASURE planning (once per shape and batch) would give.
+void BM_fft_measure(benchmark::State& state) {
+  BM_fft<FFTDirection::forward, FFTNorm::none, FFTPlanEffort::measure>(state);
+}
+
+void BM_modulus_projection(benchmark::State& state) {
+  Exec space;
+  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  double cost = 0;
+  timed_loop(state, space, [&] { cost += modulus_projection(space, f.B, f.waves, f.data, f.indices, f.mask, T(1e-6)); });
+  benchmark::DoNotOptimize(cost);
+  set_rates(state, 16.0 * f.B * M * f.n() + 4 * f.B * f.n() + 4 * f.B, f.B * f.n() * (5 * M + 10), f.B);
+}
+
+void BM_data_cost(benchmark::State& state) {
+  Exec space;
+  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  double cost = 0;
+  timed_loop(state, space, [&] {
+    cost += data_cost(space, NoiseModel::gaussian, f.B, f.waves, f.data, f.indices, f.mask, T(1e-6));
+  });
+  benchmark::DoNotOptimize(cost);
+  set_rates(state, 8.0 * f.B * M * f.n() + 4 * f.B * f.n(), f.B * f.n() * (3 * M + 6), f.B);
+}
+
+void BM_probe_adjoint_product(benchmark::State& state) {
+  Exec space;
+  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  timed_loop(state, space, [&] { probe_adjoint_product(space, f.B, f.probe, f.waves, f.products); });
+  set_rates(state, 8 * M * f.n() + 8.0 * f.B * M * f.n() + 8 * f.B * f.n(), 8.0 * f.B * M * f.n(), f.B);
+}
+
+void BM_patch_adjoint_product(benchmark::State& state) {
+  Exec space;
+  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  timed_loop(state, space, [&] { patch_adjoint_product(space, f.B, f.patches, f.waves, f.probe_out); });
+  set_rates(state, 8 * f.B * f.n() + 8.0 * f.B * M * f.n() + 16 * M * f.n(), 8.0 * f.B * M * f.n(), f.B);
+}
+
+void BM_add_patch_intensity(benchmark::State& state) {
+  Exec space;
+  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  timed_loop(state, space, [&] { add_patch_intensity(space, f.B, f.patches, f.probe_w); });
+  set_rates(state, 8 * f.B * f.n() + 8 * f.n(), 4 * f.B * f.n(), f.B);
+}
+
+void BM_apply_preconditioned_update(benchmark::State& state) {
+  Exec space;
+  int const D = int(state.range(0));
+  Fixture f(space, D, 1);
+  Kokkos::deep_copy(f.obj_w, T(1));
+  timed_loop(state, space, [&] { apply_preconditioned_update(space, f.object, f.obj_num, f.obj_w, 0.1, 2.0); });
+  double const px = double(f.H) * f.W;
+  set_rates(state, 28 * px, 8 * px, 0);
+  state.counters["pixels"] = px;
+}
+
+void BM_orthogonalize_modes(benchmark::State& state) {
+  Exec space;
+  int const D = int(state.range(0)), modes = int(state.range(1));
+  ComplexView3<T, Mem> probe("bench::probe", modes, D, D);
+  auto h = Kokkos::create_mirror_view(probe);
+  std::mt19937 rng(3);
+  std::normal_distribution<float> g(0, 1);
+  for (std::size_t k = 0; k < h.span(); ++k) h.data()[k] = Complex<T>(g(rng), g(rng));
+  Kokkos::deep_copy(probe, h);
+  timed_loop(state, space, [&] { orthogonalize_modes<T>(space, probe); });
+  double const n = double(D) * D;
+  set_rates(state, 5 * 8 * modes * n, 16.0 * modes * modes * n, 0);
+}
+
+// --- References (not ptyko kernels): what this machine does on the same data ---
+
+/// STREAM-like triad over a batch of waves: w = w + s v (flat, contiguous),
+/// the bandwidth an element-wise pass over B x M frames can reach.
+/// bytes 3 * 8 B M n, flops 4 B M n.
+void BM_reference_triad(benchmark::State& state) {
+  Exec space;
+  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  ComplexView4<T, Mem> v("bench::v", f.B, M, f.D, f.D);
+  Kokkos::deep_copy(v, Complex<T>(0.25, 0.5));
+  auto* w = f.waves.data();
+  auto const* x = v.data();
+  std::size_t const total = f.waves.span();
+  timed_loop(state, space, [&] {
+    Kokkos::parallel_for(
+        "bench::reference_triad", Kokkos::RangePolicy<Exec>(space, 0, total),
+        KOKKOS_LAMBDA(std::size_t k) { w[k] += T(0.5) * x[k]; });
+  });
+  set_rates(state, 24.0 * f.B * M * f.n(), 4.0 * f.B * M * f.n(), f.B);
+}
+
+/// exit_waves written frame by frame: one work item per position, a
+/// contiguous pixel loop per mode (no index division, vectorisable) - the
+/// shape of a TeamPolicy kernel with a TeamThreadRange over pixels. Same
+/// result and byte/flop model as exit_waves.
+void BM_reference_exit_waves_rows(benchmark::State& state) {
+  Exec space;
+  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  int const n = f.D * f.D;
+  auto const* P = f.probe.data();
+  auto const* S = f.patches.data();
+  auto* out = f.waves.data();
+  timed_loop(state, space, [&] {
+    Kokkos::parallel_for(
+        "bench::reference_exit_waves_rows", Kokkos::RangePolicy<Exec>(space, 0, f.B), KOKKOS_LAMBDA(int b) {
+          for (int m = 0; m < M; ++m) {
+            Complex<T>* o = out + (std::size_t(b) * M + m) * n;
+            Complex<T> const* p = P + std::size_t(m) * n;
+            Complex<T> const* s = S + std::size_t(b) * n;
+            for (int k = 0; k < n; ++k) o[k] = p[k] * s[k];
+          }
+        });
+  });
+  set_rates(state, 8 * f.B * f.n() + 8 * M * f.n() + 8.0 * f.B * M * f.n(), 6.0 * f.B * M * f.n(), f.B);
+}
+
+void register_all(bool full) {
+  std::vector<int64_t> const detectors{64, 128, 256};
+  std::vector<int64_t> const batches = full ? std::vector<int64_t>{16, 32, 64, 128, 256} : std::vector<int64_t>{16, 64};
+  auto batched = [&](char const* name, void (*fn)(benchmark::State&)) {
+    auto* b = benchmark::RegisterBenchmark(name, fn);
+    b->ArgNames({"D", "B"})->UseManualTime()->Unit(benchmark::kMicrosecond);
+    for (auto D : detectors)
+      for (auto B : batches) b->Args({D, B});
+  };
+  batched("extract_patches", BM_extract_patches);
+  batched("exit_waves", BM_exit_waves);
+  batched("fft_forward", BM_fft<FFTDirection::forward, FFTNorm::none>);
+  batched("fft_inverse", BM_fft<FFTDirection::inverse, FFTNorm::none>);
+  batched("fft_forward_ortho", BM_fft<FFTDirection::forward, FFTNorm::ortho>);
+  batched("fft_forward_measure", BM_fft_measure);
+  batched("modulus_projection", BM_modulus_projection);
+  batched("data_cost", BM_data_cost);
+  batched("probe_adjoint_product", BM_probe_adjoint_product);
+  batched("add_patches", BM_add_patches);
+  batched("add_illumination", BM_add_illumination);
+  batched("patch_adjoint_product", BM_patch_adjoint_product);
+  batched("add_patch_intensity", BM_add_patch_intensity);
+  batched("reference_triad", BM_reference_triad);
+  batched("reference_exit_waves_rows", BM_reference_exit_waves_rows);
+  auto* u = benchmark::RegisterBenchmark("apply_preconditioned_update", BM_apply_preconditioned_update);
+  u->ArgNames({"D"})->UseManualTime()->Unit(benchmark::kMicrosecond);
+  for (auto D : detectors) u->Args({D});
+  auto* o = benchmark::RegisterBenchmark("orthogonalize_modes", BM_orthogonalize_modes);
+  o->ArgNames({"D", "M"})->UseManualTime()->Unit(benchmark::kMicrosecond);
+  for (auto D : detectors)
+    for (int64_t modes : full ? std::vector<int64_t>{2, 4, 8} : std::vector<int64_t>{2}) o->Args({D, modes});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  bool const full = bench::take_flag(argc, argv, "full", "no") != "no";
+  bench::set_timer(bench::take_flag(argc, argv, "timer", "auto"));
+  bool const markdown = bench::take_flag(argc, argv, "markdown", "no") != "no";
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  bench::add_context();
+  benchmark::AddCustomContext("precision", "float32");
+  benchmark::AddCustomContext("probe_modes", std::to_string(M));
+  register_all(full);
+  if (markdown) {
+    bench::MarkdownReporter md("Kernels (float32, M = 2 modes; median of repetitions)");
+    benchmark::RunSpecifiedBenchmarks(&md);
+  } else {
+    benchmark::RunSpecifiedBenchmarks();
+  }
+  benchmark::Shutdown();
+  return 0;
+}
