@@ -17,12 +17,13 @@
 
 namespace ptyko::impl {
 
-/// waves(b) <- 2 P S_b O - psi(b): the reflected estimate fed to Pi_F.
+/// waves(b) <- scale (2 P S_b O - psi(b)): the reflected estimate fed to Pi_F
+/// (scale = 1/D folds in the orthonormal factor of the FFT that follows).
 template <class T, class ExecSpace>
 void reflect_exit_waves(ExecSpace const& space, int B, ComplexView3<T, typename ExecSpace::memory_space> const& probe,
                         ComplexView3<T, typename ExecSpace::memory_space> const& patches,
                         ComplexView4<T, typename ExecSpace::memory_space> const& psi,
-                        ComplexView4<T, typename ExecSpace::memory_space> const& waves) {
+                        ComplexView4<T, typename ExecSpace::memory_space> const& waves, T scale) {
   int const M = int(probe.extent(0)), D = int(probe.extent(1));
   auto P = probe;
   auto S = patches;
@@ -33,7 +34,7 @@ void reflect_exit_waves(ExecSpace const& space, int B, ComplexView3<T, typename 
       KOKKOS_LAMBDA(std::size_t k) {
         auto const [b, i, j] = frame_index(k, D);
         Complex<T> const s = S(b, i, j);
-        for (int m = 0; m < M; ++m) W(b, m, i, j) = T(2) * P(m, i, j) * s - X(b, m, i, j);
+        for (int m = 0; m < M; ++m) W(b, m, i, j) = scale * (T(2) * P(m, i, j) * s - X(b, m, i, j));
       });
 }
 
@@ -151,12 +152,14 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
       } else {
         extract_patches(space, state.object, data.positions, idx, m_model->patches());
       }
-      reflect_exit_waves<T>(space, B, state.probe, m_model->patches(), psi_of(c), m_waves);
-      m_model->fft().forward(space, waves, waves);
+      // Both orthonormal 1/D factors ride on kernels that run anyway.
+      T const inv_d = T(1) / T(data.detector());
+      reflect_exit_waves<T>(space, B, state.probe, m_model->patches(), psi_of(c), m_waves, inv_d);
+      m_model->fft().forward(space, waves, waves, FFTNorm::none);
       double const fourier_error =
-          modulus_projection(space, B, m_waves, data.frames, idx, data.mask, T(1e-6));
+          modulus_projection(space, B, m_waves, data.frames, idx, data.mask, T(1e-6), inv_d);
       if (!m_options.cost_every) cost += fourier_error;
-      m_model->fft().inverse(space, waves, waves);
+      m_model->fft().inverse(space, waves, waves, FFTNorm::none);
       update_exit_waves<T>(space, B, state.probe, m_model->patches(), m_waves, psi_of(c), beta);
     }
     return measure || !m_options.cost_every ? cost : std::nan("");

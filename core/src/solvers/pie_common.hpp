@@ -24,9 +24,11 @@ double exit_wave_update(ExecSpace const& space, ForwardModel<T, ExecSpace> const
   int const B = int(idx.extent(0));
   model.far_field(space, state.object, state.probe, data.positions, idx, waves);
   auto batch = Kokkos::subview(waves, std::make_pair(0, B), Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
+  // The inverse FFT's 1/D is folded into the direction kernel.
+  T const inv_d = T(1) / T(data.detector());
   double const cost = cost_descent_direction(space, noise, B, waves, data.frames, idx, data.mask,
-                                             T(1e-6));
-  model.fft().inverse(space, batch, batch);
+                                             T(1e-6), inv_d);
+  model.fft().inverse(space, batch, batch, FFTNorm::none);
   return cost;
 }
 

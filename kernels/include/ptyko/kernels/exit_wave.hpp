@@ -7,6 +7,7 @@
 
 #include <ptyko/kernels/compat.hpp>
 #include <ptyko/kernels/error.hpp>
+#include <ptyko/kernels/patch.hpp>
 #include <ptyko/kernels/types.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -30,6 +31,38 @@ void exit_waves(ExecSpace const& space, int B, ComplexView3<T, Mem> const& probe
         auto const [b, i, j] = frame_index(k, D);
         Complex<T> const s = S(b, i, j);
         for (int m = 0; m < M; ++m) out(b, m, i, j) = P(m, i, j) * s;
+      });
+}
+
+/// The fused forward step of a batch: patches(b) = S_{indices(b)} object
+/// (bilinear, kept for the adjoints) and psi(b, m) = scale * probe(m) *
+/// patches(b), in one pass (one read of the object, no re-read of the
+/// patches). `scale` = 1/sqrt(D^2) turns an unnormalised FFT that follows
+/// into the orthonormal one. Non-blocking.
+template <class ExecSpace, class T, class Mem>
+void extract_exit_waves(ExecSpace const& space, ComplexView2<T, Mem> const& object,
+                        PositionView<T, Mem> const& positions, IndexView<Mem> const& indices,
+                        ComplexView3<T, Mem> const& probe, ComplexView3<T, Mem> const& patches,
+                        ComplexView4<T, Mem> const& psi, T scale = T(1)) {
+  int const B = int(indices.extent(0));
+  int const M = int(probe.extent(0)), D = int(probe.extent(1));
+  PTYKO_ASSERT(int(psi.extent(0)) >= B && int(psi.extent(1)) == M && int(patches.extent(0)) >= B,
+               "exit wave buffers do not fit ", B, " x ", M, " x ", D, " x ", D);
+  auto obj = object;
+  auto pos = positions;
+  auto idx = indices;
+  auto P = probe;
+  auto S = patches;
+  auto out = psi;
+  Kokkos::parallel_for(
+      "ptyko::extract_exit_waves", Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(B) * D * D),
+      KOKKOS_LAMBDA(std::size_t k) {
+        auto const [b, i, j] = frame_index(k, D);
+        int const n = idx(b);
+        Complex<T> const s = PatchCorner<T>(pos(n, 0), pos(n, 1), D).sample(obj, i, j);
+        S(b, i, j) = s;
+        Complex<T> const ss = scale * s;
+        for (int m = 0; m < M; ++m) out(b, m, i, j) = P(m, i, j) * ss;
       });
 }
 

@@ -57,9 +57,9 @@ class ForwardModel {
                  Positions const& positions, Indices const& indices, Waves const& Psi) const {
     ScopedRegion region("ptyko::ForwardModel::far_field");
     int const B = check_batch(indices, Psi);
-    extract_patches(space, object, positions, indices, m_patches);
-    exit_waves(space, B, probe, m_patches, Psi);
-    m_fft.forward(space, batch_of(Psi, B), batch_of(Psi, B));
+    // The orthonormal 1/D is applied while forming the exit waves.
+    extract_exit_waves(space, object, positions, indices, probe, m_patches, Psi, T(1) / T(m_D));
+    m_fft.forward(space, batch_of(Psi, B), batch_of(Psi, B), FFTNorm::none);
   }
 
   /// object_out += A_O^H g for fixed probe. g is overwritten (F^H g). Non-blocking.

@@ -32,6 +32,15 @@ struct PatchCorner {
     fy = cy - fly;
     fx = cx - flx;
   }
+
+  /// Bilinear sample of `obj` at patch pixel (i, j).
+  template <class ObjectView>
+  KOKKOS_INLINE_FUNCTION typename ObjectView::non_const_value_type sample(ObjectView const& obj, int i,
+                                                                          int j) const {
+    int const yy = y + i, xx = x + j;
+    return (T(1) - fy) * ((T(1) - fx) * obj(yy, xx) + fx * obj(yy, xx + 1)) +
+           fy * ((T(1) - fx) * obj(yy + 1, xx) + fx * obj(yy + 1, xx + 1));
+  }
 };
 
 /// True when every patch of the positions lies inside an (H, W) object,
@@ -70,10 +79,7 @@ void extract_patches(ExecSpace const& space, ComplexView2<T, Mem> const& object,
       KOKKOS_LAMBDA(std::size_t k) {
         auto const [b, i, j] = frame_index(k, D);
         int const n = idx(b);
-        PatchCorner<T> const c(pos(n, 0), pos(n, 1), D);
-        int const y = c.y + i, x = c.x + j;
-        out(b, i, j) = (T(1) - c.fy) * ((T(1) - c.fx) * obj(y, x) + c.fx * obj(y, x + 1)) +
-                       c.fy * ((T(1) - c.fx) * obj(y + 1, x) + c.fx * obj(y + 1, x + 1));
+        out(b, i, j) = PatchCorner<T>(pos(n, 0), pos(n, 1), D).sample(obj, i, j);
       });
 }
 
