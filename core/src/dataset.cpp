@@ -19,7 +19,12 @@ ScanLayout read_scan_layout(std::string const& path, LoadOptions const& options)
   auto positions_m = probe_positions_from_translations(cxi_read_translations(layout.info), options.convention);
   PTYKO_REQUIRE(positions_m.size() == layout.info.frames, path, ": ", positions_m.size(),
                 " translations for ", layout.info.frames, " frames: the counts must match");
-  layout.grid = make_object_grid(positions_m, layout.geometry, options.margin);
+  try {
+    layout.grid = make_object_grid(positions_m, layout.geometry, options.margin);
+  } catch (UserError const& e) {
+    // Name the file and the dataset the positions came from.
+    PTYKO_FAIL(path, ": ", layout.info.translation_path, ": ", e.what());
+  }
   layout.positions_px.reserve(positions_m.size());
   for (auto const& p : positions_m) layout.positions_px.push_back(layout.grid.to_pixels(p));
   return layout;

@@ -1,3 +1,5 @@
+#include "result_io.hpp"
+
 #include <ptyko/core/hdf5.hpp>
 #include <ptyko/core/result_file.hpp>
 #include <ptyko/kernels/error.hpp>
@@ -18,9 +20,7 @@ std::vector<double> read_vector(h5::File const& f, std::string const& name) {
 
 }  // namespace
 
-void write_result(std::string const& path, ResultContents const& r) {
-  h5::AtomicFile out(path);
-  h5::File const& f = out.file();
+void impl::write_result_datasets(h5::File const& f, ResultContents const& r) {
   std::string const base = root;
   h5::write(f, base + "/object", r.object.data(), {r.object.extent(0), r.object.extent(1)}, {}, "complex64");
   h5::write(f, base + "/probe", r.probe.data(), {r.probe.extent(0), r.probe.extent(1), r.probe.extent(2)}, {},
@@ -38,11 +38,20 @@ void write_result(std::string const& path, ResultContents const& r) {
   if (!r.object_error.empty()) write_vector(f, "object_error", r.object_error);
   h5::write_string(f, base + "/config", r.config);
   h5::write_string(f, base + "/provenance", r.provenance);
+}
+
+void write_result(std::string const& path, ResultContents const& r) {
+  h5::AtomicFile out(path);
+  impl::write_result_datasets(out.file(), r);
   out.commit();
 }
 
 ResultContents read_result(std::string const& path) {
   h5::File f = h5::File::open_read(path);
+  return impl::read_result_datasets(f, path);
+}
+
+ResultContents impl::read_result_datasets(h5::File const& f, std::string const& path) {
   std::string const base = root;
   PTYKO_REQUIRE(h5::exists(f, base + "/object") && h5::exists(f, base + "/probe"), path,
                 ": not a ptyko result file (no /reconstruction/object and probe)");

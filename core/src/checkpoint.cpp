@@ -1,0 +1,145 @@
+#include "result_io.hpp"
+
+#include <ptyko/core/checkpoint.hpp>
+#include <ptyko/core/hdf5.hpp>
+#include <ptyko/kernels/compat.hpp>
+#include <ptyko/kernels/error.hpp>
+
+#include <filesystem>
+
+namespace ptyko {
+namespace {
+
+constexpr char const* group = "/checkpoint";
+
+std::string at(char const* name) { return std::string(group) + "/" + name; }
+
+template <class Int>
+void write_uint(h5::File const& f, char const* name, Int value) {
+  std::uint64_t const v = std::uint64_t(value);
+  h5::write(f, at(name), &v, {}, {false});
+}
+
+std::uint64_t read_uint(h5::File const& f, std::string const& path, char const* name) {
+  auto const v = h5::read<std::uint64_t>(f, at(name));
+  PTYKO_REQUIRE(v.size() == 1, path, ": ", at(name), " is not a single number: not a ptyko checkpoint");
+  return v[0];
+}
+
+}  // namespace
+
+void write_checkpoint(std::string const& path, Checkpoint const& c) {
+  PTYKO_REQUIRE(c.epoch >= 0 && std::size_t(c.epoch) == c.result.cost.size(), path, ": checkpoint at epoch ",
+                c.epoch, " with a history of ", c.result.cost.size(), " epochs");
+  h5::AtomicFile out(path);
+  h5::File const& f = out.file();
+  impl::write_result_datasets(f, c.result);
+  write_uint(f, "epoch", c.epoch);
+  write_uint(f, "seed", c.seed);
+  write_uint(f, "rng_state", c.rng_state);
+  write_uint(f, "ranks", c.ranks);
+  h5::write_string(f, at("strategy"), c.strategy);
+  h5::write_string(f, at("precision"), c.double_precision ? "double" : "single");
+  h5::write_string(f, at("input"), c.input);
+  if (c.double_precision) {
+    auto const& o = c.result.object;
+    auto const& p = c.result.probe;
+    h5::write(f, at("object"), o.data(), {o.extent(0), o.extent(1)}, {}, "complex128");
+    h5::write(f, at("probe"), p.data(), {p.extent(0), p.extent(1), p.extent(2)}, {}, "complex128");
+  }
+  out.commit();
+}
+
+bool is_checkpoint(std::string const& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  try {
+    auto f = h5::File::open_read(path);
+    return h5::exists(f, at("epoch"));
+  } catch (UserError const&) {
+    return false;
+  }
+}
+
+Checkpoint read_checkpoint(std::string const& path) {
+  h5::File f = h5::File::open_read(path);
+  PTYKO_REQUIRE(h5::exists(f, at("epoch")), path,
+                ": not a ptyko checkpoint (no /checkpoint group): give a result written by ptyko reconstruct");
+  Checkpoint c;
+  c.result = impl::read_result_datasets(f, path);
+  c.epoch = int(read_uint(f, path, "epoch"));
+  c.seed = read_uint(f, path, "seed");
+  c.rng_state = read_uint(f, path, "rng_state");
+  c.ranks = int(read_uint(f, path, "ranks"));
+  c.strategy = h5::read_string(f, at("strategy"));
+  std::string const precision = h5::read_string(f, at("precision"));
+  PTYKO_REQUIRE(precision == "single" || precision == "double", path, ": ", at("precision"), " is '", precision,
+                "': expected single or double");
+  c.double_precision = precision == "double";
+  c.input = h5::read_string(f, at("input"));
+  if (c.double_precision) {
+    std::vector<std::size_t> dims;
+    auto const obj = h5::read<Complex<double>>(f, at("object"), &dims);
+    PTYKO_REQUIRE(dims.size() == 2 && dims[0] == c.result.object.extent(0) && dims[1] == c.result.object.extent(1),
+                  path, ": ", at("object"), " does not match /reconstruction/object");
+    std::copy(obj.begin(), obj.end(), c.result.object.data());
+    auto const probe = h5::read<Complex<double>>(f, at("probe"), &dims);
+    PTYKO_REQUIRE(dims.size() == 3 && dims[0] == c.result.probe.extent(0) && dims[1] == c.result.probe.extent(1) &&
+                      dims[2] == c.result.probe.extent(2),
+                  path, ": ", at("probe"), " does not match /reconstruction/probe");
+    std::copy(probe.begin(), probe.end(), c.result.probe.data());
+  }
+  PTYKO_REQUIRE(c.result.cost.size() == std::size_t(c.epoch), path, ": the checkpoint is at epoch ", c.epoch,
+                " but its cost history has ", c.result.cost.size(), " entries: the file is damaged");
+  return c;
+}
+
+template <class T, class ExecSpace>
+State<T, ExecSpace> state_from_checkpoint(ExecSpace const& space, Checkpoint const& c, int tile_y, int tile_x,
+                                          int tile_height, int tile_width) {
+  using Mem = typename ExecSpace::memory_space;
+  auto const& object = c.result.object;
+  auto const& probe = c.result.probe;
+  PTYKO_REQUIRE(tile_y >= 0 && tile_x >= 0 && tile_height >= 1 && tile_width >= 1 &&
+                    std::size_t(tile_y + tile_height) <= object.extent(0) &&
+                    std::size_t(tile_x + tile_width) <= object.extent(1),
+                "the checkpoint's object (", object.extent(0), " x ", object.extent(1),
+                " pixels) does not hold the tile ", tile_height, " x ", tile_width, " at (", tile_y, ", ", tile_x,
+                "): it belongs to another input or position convention");
+  State<T, ExecSpace> state;
+  state.object = ComplexView2<T, Mem>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::State::object"), tile_height, tile_width);
+  auto h_obj = Kokkos::create_mirror_view(state.object);
+  for (int y = 0; y < tile_height; ++y)
+    for (int x = 0; x < tile_width; ++x) {
+      Complex<double> const v = object(tile_y + y, tile_x + x);
+      h_obj(y, x) = Complex<T>(T(v.real()), T(v.imag()));
+    }
+  Kokkos::deep_copy(space, state.object, h_obj);  // host -> device: object tile, once
+  state.probe = ComplexView3<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::State::probe"),
+                                     probe.extent(0), probe.extent(1), probe.extent(2));
+  auto h_probe = Kokkos::create_mirror_view(state.probe);
+  for (std::size_t k = 0; k < probe.span(); ++k)
+    h_probe.data()[k] = Complex<T>(T(probe.data()[k].real()), T(probe.data()[k].imag()));
+  Kokkos::deep_copy(space, state.probe, h_probe);  // host -> device: probe, once
+  state.tile_y = tile_y;
+  state.tile_x = tile_x;
+  state.epoch = c.epoch;
+  state.cost = c.result.cost;
+  state.epoch_seconds = c.result.epoch_seconds;
+  state.bytes_moved = c.result.bytes_moved;
+  state.epoch_seconds.resize(std::size_t(c.epoch), 0.0);
+  state.bytes_moved.resize(std::size_t(c.epoch), 0.0);
+  state.rng_state = c.rng_state;
+  fence(space, "ptyko::state_from_checkpoint");
+  return state;
+}
+
+#define PTYKO_INSTANTIATE(T)                                                                                \
+  template State<T, Kokkos::DefaultExecutionSpace> state_from_checkpoint<T, Kokkos::DefaultExecutionSpace>( \
+      Kokkos::DefaultExecutionSpace const&, Checkpoint const&, int, int, int, int);
+PTYKO_INSTANTIATE(float)
+PTYKO_INSTANTIATE(double)
+#undef PTYKO_INSTANTIATE
+
+}  // namespace ptyko
