@@ -1,6 +1,8 @@
 // `ptyko`: performance-portable ptychography. Sub-commands:
-//   simulate, info (and more as they land).
-// Exit codes: 0 success, 1 internal error, 2 bad input or options.
+//   simulate, info, reconstruct, view.
+// Exit codes: 0 success, 1 internal error, 2 bad input or options,
+// 128 + signal when a reconstruction stopped on SIGINT/SIGTERM/SIGUSR1 after
+// writing a checkpoint.
 
 #include "commands.hpp"
 
@@ -27,7 +29,13 @@ namespace {
 
 }  // namespace
 
+std::vector<std::string>& ptyko::drivers::invocation() {
+  static std::vector<std::string> args;
+  return args;
+}
+
 int main(int argc, char** argv) {
+  ptyko::drivers::invocation().assign(argv, argv + argc);
   std::unique_ptr<ptyko::parallel::Environment> env;
   try {
     env = std::make_unique<ptyko::parallel::Environment>(argc, argv);
@@ -42,10 +50,20 @@ int main(int argc, char** argv) {
     try {
       app.parse(argc, argv);
     } catch (CLI::ParseError const& e) {
-      int const code = app.exit(e);  // prints help/version or the parse error
-      return code == 0 ? 0 : 2;
+      if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+      // One line, like every other error; every rank parsed the same line.
+      if (env->rank() == 0) {
+        std::string where = "ptyko";
+        for (auto const* sub : app.get_subcommands()) where += " " + sub->get_name();
+        std::fprintf(stderr, "ptyko: error: %s (see %s --help)\n", e.what(), where.c_str());
+      }
+      return 2;
     }
-    return action(*env);
+    try {
+      return action(*env);
+    } catch (ptyko::drivers::Exit const& e) {
+      return e.code;  // already reported, on every rank
+    }
   } catch (ptyko::UserError const& e) {
     fail(env.get(), 2, e.what());
   } catch (std::exception const& e) {

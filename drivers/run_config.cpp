@@ -1,124 +1,618 @@
 #include "run_config.hpp"
 
 #include <ptyko/kernels/error.hpp>
+#include <ptyko/parallel/strategy.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <climits>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <fmt/format.h>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <sstream>
+#include <toml++/toml.h>
+#include <type_traits>
 
 namespace ptyko::drivers {
+namespace {
 
-void add_run_options(CLI::App& cmd, RunConfig& c) {
-  cmd.add_option("inputs", c.inputs, "CXI file(s) to reconstruct; several files are independent views");
-  cmd.add_option("--list", c.list_file, "Text file naming the input CXI files, one per line");
-  cmd.add_option("-o,--output", c.output, "Result file (HDF5); a folder when there are several inputs")->required();
-  cmd.add_option("--solver", c.solver.solver, "lsqml, rpie, epie, dm or raar")->capture_default_str();
-  cmd.add_option("--epochs", c.solver.epochs, "Epochs (passes over all positions)")->capture_default_str();
-  cmd.add_option("--batch-size", c.solver.batch_size, "Positions per mini-batch (0: solver default)")
-      ->capture_default_str();
-  cmd.add_option("--batching", c.batching, "sparse, compact or random")->capture_default_str();
-  cmd.add_option("--modes", c.solver.modes, "Incoherent probe modes (0: the file's guess, else 1)")
-      ->capture_default_str();
-  cmd.add_option("--noise", c.noise, "Noise model: gaussian or poisson")->capture_default_str();
-  cmd.add_option("--alpha", c.solver.alpha, "Object regularisation in [0, 1] (default per solver)");
-  cmd.add_option("--beta", c.solver.beta, "Probe regularisation (rPIE, LSQML) or RAAR relaxation in [0, 1]");
-  cmd.add_option("--probe-update-start", c.solver.probe_update_start, "First epoch that updates the probe");
-  cmd.add_flag("--no-probe-update", [&c](std::int64_t) { c.solver.update_probe = false; },
-               "Keep the initial probe");
-  cmd.add_option("--probe-support", c.solver.probe_support, "Probe support radius in pixels (0: none)")
-      ->capture_default_str();
-  cmd.add_option("--probe-diameter", c.probe_diameter,
-                 "Initial probe diameter in object pixels when the file has no probe guess "
-                 "(0: step / 0.3, a 70 % overlap scan)")
-      ->capture_default_str();
-  cmd.add_flag("--object-clip", c.solver.object_clip, "Clip the object amplitude at 1");
-  cmd.add_option("--illumination", c.illumination,
-                 "Preconditioner illumination: batch (current mini-batch) or all (all positions)")
-      ->capture_default_str();
-  cmd.add_option("--rescale-every", c.solver.rescale_every, "Epochs between object/probe scale normalisations")
-      ->capture_default_str();
-  cmd.add_option("--cost-every", c.solver.cost_every, "DM/RAAR: epochs between model-cost evaluations")
-      ->capture_default_str();
-  cmd.add_option("--seed", c.solver.seed, "Seed of batches, probe initialisation")->capture_default_str();
-  cmd.add_option("--precision", c.precision, "single or double")->capture_default_str();
-  cmd.add_option("--strategy", c.strategy, "Parallel strategy: full-sync or neighbor")->capture_default_str();
-  cmd.add_option("--sync-every", c.sync_every,
-                 "neighbor: batches between overlap exchanges (1: exact, >1: approximate consensus)")
-      ->capture_default_str();
-  cmd.add_flag("--flip-x", c.load.convention.flip_x, "Negate x translations (files with the opposite sign)");
-  cmd.add_flag("--flip-y", c.load.convention.flip_y, "Negate y translations");
-  cmd.add_flag("--swap-xy", c.load.convention.swap_xy, "Exchange x and y translations");
-  cmd.add_flag("--clip-negative", c.load.clip_negative, "Clamp negative intensities to zero instead of failing");
-  cmd.add_option("--error-every", c.error_every,
-                 "Epochs between errors against the file's ground truth (0: only at the end)")
-      ->capture_default_str();
-  cmd.add_flag("-q,--quiet", c.quiet, "No progress lines");
-  cmd.add_flag("--no-images", [&c](std::int64_t) { c.images = false; }, "Do not write PNG pictures next to the result");
+namespace fs = std::filesystem;
+
+// ------------------------------------------------------------------ values
+// How each C++ type of an option is read from TOML, written as a TOML
+// literal, and described in messages.
+
+std::string quoted(std::string const& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", int(c));
+        else out += c;
+    }
+  }
+  return out + "\"";
+}
+
+template <class V>
+struct Value;
+
+template <>
+struct Value<int> {
+  static constexpr char const* expected = "an integer";
+  static std::optional<int> from(toml::node const& n) {
+    auto const* v = n.as_integer();
+    if (!v || v->get() < INT_MIN || v->get() > INT_MAX) return std::nullopt;
+    return int(v->get());
+  }
+  static std::string literal(int v) { return std::to_string(v); }
+};
+
+template <>
+struct Value<std::uint64_t> {
+  static constexpr char const* expected = "an integer >= 0";
+  static std::optional<std::uint64_t> from(toml::node const& n) {
+    auto const* v = n.as_integer();
+    if (!v || v->get() < 0) return std::nullopt;
+    return std::uint64_t(v->get());
+  }
+  static std::string literal(std::uint64_t v) { return std::to_string(v); }
+};
+
+template <>
+struct Value<double> {
+  static constexpr char const* expected = "a number";
+  static std::optional<double> from(toml::node const& n) {
+    if (auto const* v = n.as_floating_point()) return v->get();
+    if (auto const* v = n.as_integer()) return double(v->get());
+    return std::nullopt;
+  }
+  static std::string literal(double v) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    std::string s = fmt::format("{}", v);  // shortest form that reads back exactly
+    if (s.find_first_of(".eE") == std::string::npos) s += ".0";
+    return s;
+  }
+};
+
+template <>
+struct Value<bool> {
+  static constexpr char const* expected = "true or false";
+  static std::optional<bool> from(toml::node const& n) {
+    if (auto const* v = n.as_boolean()) return v->get();
+    return std::nullopt;
+  }
+  static std::string literal(bool v) { return v ? "true" : "false"; }
+};
+
+template <>
+struct Value<std::string> {
+  static constexpr char const* expected = "a string";
+  static std::optional<std::string> from(toml::node const& n) {
+    if (auto const* v = n.as_string()) return v->get();
+    return std::nullopt;
+  }
+  static std::string literal(std::string const& v) { return quoted(v); }
+};
+
+template <>
+struct Value<std::vector<std::string>> {
+  static constexpr char const* expected = "a string or a list of strings";
+  static std::optional<std::vector<std::string>> from(toml::node const& n) {
+    if (auto const* v = n.as_string()) return std::vector<std::string>{v->get()};
+    auto const* a = n.as_array();
+    if (!a) return std::nullopt;
+    std::vector<std::string> out;
+    for (auto const& e : *a) {
+      auto const* s = e.as_string();
+      if (!s) return std::nullopt;
+      out.push_back(s->get());
+    }
+    return out;
+  }
+  static std::string literal(std::vector<std::string> const& v) {
+    if (v.size() == 1) return quoted(v[0]);
+    std::string s = "[";
+    for (std::size_t k = 0; k < v.size(); ++k) s += (k ? ", " : "") + quoted(v[k]);
+    return s + "]";
+  }
+};
+
+template <class V>
+struct is_optional : std::false_type {};
+template <class U>
+struct is_optional<std::optional<U>> : std::true_type {};
+
+// ------------------------------------------------------------------ the table
+
+enum class Flag { none, sets_true, sets_false };
+
+struct OptionDef {
+  std::string section;  ///< "" for the top level
+  std::string key;
+  std::string cli;      ///< CLI11 names: "--epochs", "-o,--output", or "inputs" (positional)
+  std::string help;      ///< in TOML comments
+  std::string cli_help;  ///< in --help (differs for flags that set false)
+  std::string example;  ///< shown commented out by --print-config when the option has no default value
+  std::function<void(CLI::App&, ReconstructArgs&, OptionDef const&)> add_cli;
+  std::function<void(RunConfig&, toml::node const&, std::string const& where)> read;
+  std::function<std::optional<std::string>(RunConfig const&)> literal;  ///< nullopt: no value
+  std::function<void(RunConfig&, RunConfig const&)> copy;
+
+  std::string id() const { return section.empty() ? key : section + "." + key; }
+};
+
+// One definition bound to a field of RunConfig through `get`. Strings are
+// "no value" when empty (inputs, list, output, log file); std::optional
+// fields when empty.
+template <class Get>
+OptionDef option(std::string section, std::string key, std::string cli, std::string help, Get get,
+                 Flag flag = Flag::none, std::string example = "") {
+  using V = std::remove_reference_t<decltype(get(std::declval<RunConfig&>()))>;
+  OptionDef d;
+  d.section = std::move(section);
+  d.key = std::move(key);
+  d.cli = std::move(cli);
+  // "TOML help|command-line help" for flags that switch something off.
+  auto const bar = help.find('|');
+  d.help = help.substr(0, bar);
+  d.cli_help = bar == std::string::npos ? d.help : help.substr(bar + 1);
+  d.example = std::move(example);
+  d.copy = [get](RunConfig& dst, RunConfig const& src) { get(dst) = get(const_cast<RunConfig&>(src)); };
+  d.literal = [get](RunConfig const& c) -> std::optional<std::string> {
+    auto const& v = get(const_cast<RunConfig&>(c));
+    if constexpr (is_optional<V>::value) {
+      if (!v) return std::nullopt;
+      return Value<typename V::value_type>::literal(*v);
+    } else if constexpr (std::is_same_v<V, std::string> || std::is_same_v<V, std::vector<std::string>>) {
+      if (v.empty()) return std::nullopt;
+      return Value<V>::literal(v);
+    } else {
+      return Value<V>::literal(v);
+    }
+  };
+  if constexpr (is_optional<V>::value) {
+    using U = typename V::value_type;
+    d.read = [get](RunConfig& c, toml::node const& n, std::string const& where) {
+      auto v = Value<U>::from(n);
+      PTYKO_REQUIRE(v.has_value(), where, " must be ", Value<U>::expected);
+      get(c) = *v;
+    };
+  } else {
+    d.read = [get](RunConfig& c, toml::node const& n, std::string const& where) {
+      auto v = Value<V>::from(n);
+      PTYKO_REQUIRE(v.has_value(), where, " must be ", Value<V>::expected);
+      get(c) = *v;
+    };
+  }
+  d.add_cli = [get, flag](CLI::App& app, ReconstructArgs& args, OptionDef const& self) {
+    std::string const id = self.id();
+    RunConfig const defaults;
+    auto const default_text = [&]() -> std::string {
+      auto lit = self.literal(defaults);
+      if (!lit) return "";
+      if constexpr (std::is_same_v<V, std::string>) return get(const_cast<RunConfig&>(defaults));
+      return *lit;
+    };
+    if constexpr (std::is_same_v<V, bool>) {
+      bool const value = flag != Flag::sets_false;
+      app.add_flag_function(
+          self.cli,
+          [&args, get, id, value](std::int64_t) {
+            get(args.cli) = value;
+            args.given.insert(id);
+          },
+          self.cli_help);
+    } else if constexpr (is_optional<V>::value) {
+      using U = typename V::value_type;
+      app.add_option_function<U>(
+             self.cli,
+             [&args, get, id](U const& v) {
+               get(args.cli) = v;
+               args.given.insert(id);
+             },
+             self.cli_help)
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    } else {
+      auto* o = app.add_option_function<V>(
+          self.cli,
+          [&args, get, id](V const& v) {
+            get(args.cli) = v;
+            args.given.insert(id);
+          },
+          self.cli_help);
+      std::string const text = default_text();
+      if (!text.empty()) o->default_str(text);
+      if constexpr (!std::is_same_v<V, std::vector<std::string>>) o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    }
+  };
+  return d;
+}
+
+std::vector<std::string> const& sections() {
+  static std::vector<std::string> const s{"", "solver", "probe", "object", "positions", "parallel", "output"};
+  return s;
+}
+
+std::vector<OptionDef> const& options() {
+  static std::vector<OptionDef> const table = [] {
+    std::vector<OptionDef> t;
+    // clang-format off
+    // -- the input
+    t.push_back(option("", "input", "inputs", "CXI file(s) to reconstruct; several files are independent views",
+        [](RunConfig& c) -> auto& { return c.inputs; }, Flag::none, "\"data.cxi\""));
+    t.push_back(option("", "list", "--list", "Text file naming the input CXI files, one per line",
+        [](RunConfig& c) -> auto& { return c.list_file; }, Flag::none, "\"inputs.txt\""));
+    t.push_back(option("", "clip_negative", "--clip-negative", "Clamp negative intensities to zero instead of failing",
+        [](RunConfig& c) -> auto& { return c.load.clip_negative; }, Flag::sets_true));
+    // -- [solver]
+    t.push_back(option("solver", "name", "--solver", "lsqml, rpie, epie, dm or raar",
+        [](RunConfig& c) -> auto& { return c.solver.solver; }));
+    t.push_back(option("solver", "epochs", "--epochs", "Epochs (passes over all positions)",
+        [](RunConfig& c) -> auto& { return c.solver.epochs; }));
+    t.push_back(option("solver", "batch_size", "--batch-size",
+        "Positions per mini-batch, >= 1 (default: per solver: 1 for epie, 64 for dm/raar, else 16)",
+        [](RunConfig& c) -> auto& { return c.batch_size; }, Flag::none, "16"));
+    t.push_back(option("solver", "batching", "--batching", "sparse, compact or random",
+        [](RunConfig& c) -> auto& { return c.batching; }));
+    t.push_back(option("solver", "noise", "--noise", "Noise model: gaussian or poisson",
+        [](RunConfig& c) -> auto& { return c.noise; }));
+    t.push_back(option("solver", "alpha", "--alpha", "Object regularisation in [0, 1] (default: per solver)",
+        [](RunConfig& c) -> auto& { return c.alpha; }, Flag::none, "0.05"));
+    t.push_back(option("solver", "beta", "--beta",
+        "Probe regularisation (rPIE, LSQML) or RAAR relaxation in [0, 1] (default: per solver)",
+        [](RunConfig& c) -> auto& { return c.beta; }, Flag::none, "0.05"));
+    t.push_back(option("solver", "illumination", "--illumination",
+        "Preconditioner illumination: batch (current mini-batch) or all (all positions)",
+        [](RunConfig& c) -> auto& { return c.illumination; }));
+    t.push_back(option("solver", "cost_every", "--cost-every", "DM/RAAR: epochs between model-cost evaluations",
+        [](RunConfig& c) -> auto& { return c.solver.cost_every; }));
+    t.push_back(option("solver", "seed", "--seed", "Seed of batches, probe initialisation",
+        [](RunConfig& c) -> auto& { return c.solver.seed; }));
+    t.push_back(option("solver", "precision", "--precision", "single or double",
+        [](RunConfig& c) -> auto& { return c.precision; }));
+    // -- [probe]
+    t.push_back(option("probe", "modes", "--modes", "Incoherent probe modes, 1 to 16 (0: the file's guess, else 1)",
+        [](RunConfig& c) -> auto& { return c.solver.modes; }));
+    t.push_back(option("probe", "update", "--no-probe-update", "Update the probe|Keep the initial probe (probe.update = false)",
+        [](RunConfig& c) -> auto& { return c.solver.update_probe; }, Flag::sets_false));
+    t.push_back(option("probe", "update_start", "--probe-update-start",
+        "First epoch that updates the probe (default: 2 for dm/raar, else 0)",
+        [](RunConfig& c) -> auto& { return c.probe_update_start; }, Flag::none, "0"));
+    t.push_back(option("probe", "support", "--probe-support", "Probe support radius in pixels (0: none)",
+        [](RunConfig& c) -> auto& { return c.solver.probe_support; }));
+    t.push_back(option("probe", "diameter", "--probe-diameter",
+        "Initial probe diameter in object pixels when the file has no probe guess (0: step / 0.3, a 70 % overlap scan)",
+        [](RunConfig& c) -> auto& { return c.probe_diameter; }));
+    // -- [object]
+    t.push_back(option("object", "clip", "--object-clip", "Clip the object amplitude at 1",
+        [](RunConfig& c) -> auto& { return c.solver.object_clip; }, Flag::sets_true));
+    t.push_back(option("object", "rescale_every", "--rescale-every",
+        "Epochs between object/probe scale normalisations (0: never)",
+        [](RunConfig& c) -> auto& { return c.solver.rescale_every; }));
+    // -- [positions]
+    t.push_back(option("positions", "flip_x", "--flip-x", "Negate x translations (files with the opposite sign)",
+        [](RunConfig& c) -> auto& { return c.load.convention.flip_x; }, Flag::sets_true));
+    t.push_back(option("positions", "flip_y", "--flip-y", "Negate y translations",
+        [](RunConfig& c) -> auto& { return c.load.convention.flip_y; }, Flag::sets_true));
+    t.push_back(option("positions", "swap_xy", "--swap-xy", "Exchange x and y translations",
+        [](RunConfig& c) -> auto& { return c.load.convention.swap_xy; }, Flag::sets_true));
+    // -- [parallel]
+    t.push_back(option("parallel", "strategy", "--strategy", "Parallel strategy: full-sync or neighbor",
+        [](RunConfig& c) -> auto& { return c.strategy; }));
+    t.push_back(option("parallel", "sync_every", "--sync-every",
+        "neighbor: batches between overlap exchanges (1: exact, >1: approximate consensus)",
+        [](RunConfig& c) -> auto& { return c.sync_every; }));
+    // -- [output]
+    t.push_back(option("output", "path", "-o,--output", "Result file (HDF5); a folder when there are several inputs",
+        [](RunConfig& c) -> auto& { return c.output; }, Flag::none, "\"out.h5\""));
+    t.push_back(option("output", "images", "--no-images", "Write PNG pictures next to the result|Do not write PNG pictures next to the result (output.images = false)",
+        [](RunConfig& c) -> auto& { return c.images; }, Flag::sets_false));
+    t.push_back(option("output", "quiet", "-q,--quiet", "No progress lines on the terminal",
+        [](RunConfig& c) -> auto& { return c.quiet; }, Flag::sets_true));
+    t.push_back(option("output", "log_file", "--log-file", "Also append the progress lines and warnings to this file",
+        [](RunConfig& c) -> auto& { return c.log_file; }, Flag::none, "\"run.log\""));
+    t.push_back(option("output", "error_every", "--error-every",
+        "Epochs between errors against the file's ground truth (0: only at the end)",
+        [](RunConfig& c) -> auto& { return c.error_every; }));
+    t.push_back(option("output", "checkpoint_every", "--checkpoint-every",
+        "Epochs between checkpoints written to the result file (0: only at the end and when stopped)",
+        [](RunConfig& c) -> auto& { return c.checkpoint_every; }));
+    // clang-format on
+    return t;
+  }();
+  return table;
+}
+
+std::string keys_of(std::string const& section) {
+  std::string s;
+  for (auto const& d : options())
+    if (d.section == section) s += (s.empty() ? "" : ", ") + d.key;
+  return s;
+}
+
+std::string tables() {
+  std::string s;
+  for (auto const& t : sections())
+    if (!t.empty()) s += (s.empty() ? "[" : ", [") + t + "]";
+  return s;
+}
+
+std::string at_line(std::string const& source, toml::node const& n) {
+  auto const line = n.source().begin.line;
+  return line > 0 ? fmt::format("{}:{}", source, line) : source;
+}
+
+void apply_one(RunConfig& cfg, std::string const& section, std::string const& key, toml::node const& node,
+               std::string const& source) {
+  std::string const id = section.empty() ? key : section + "." + key;
+  for (auto const& d : options()) {
+    if (d.section != section || d.key != key) continue;
+    d.read(cfg, node, at_line(source, node) + ": " + id);
+    return;
+  }
+  if (section.empty()) {
+    PTYKO_FAIL(at_line(source, node), ": unknown key '", key, "': valid top-level keys are ", keys_of(""),
+               ", and the tables ", tables());
+  }
+  PTYKO_FAIL(at_line(source, node), ": unknown key '", id, "': valid keys in [", section, "] are ", keys_of(section));
+}
+
+bool writable_folder(fs::path const& folder, std::string& why) {
+  // access() says yes to root for read-only folders: create a file instead.
+  fs::path const probe = folder / (".ptyko-write-test-" + std::to_string(::getpid()));
+  int const fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) {
+    why = std::strerror(errno);
+    return false;
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return true;
+}
+
+fs::path folder_of(std::string const& path) {
+  fs::path const p(path);
+  return p.has_parent_path() ? p.parent_path() : fs::path(".");
+}
+
+bool same_file(std::string const& a, std::string const& b) {
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
+  return fs::absolute(a).lexically_normal() == fs::absolute(b).lexically_normal();
+}
+
+// -o for one view: a file in an existing, writable folder.
+void check_output_file(std::string const& out) {
+  std::error_code ec;
+  PTYKO_REQUIRE(!fs::is_directory(out, ec), "-o ", out, ": is a folder; give a file name (e.g. ",
+                (fs::path(out) / "result.h5").string(), ")");
+  fs::path const folder = folder_of(out);
+  PTYKO_REQUIRE(fs::exists(folder, ec), "-o ", out, ": folder ", folder.string(),
+                " does not exist: create it first (mkdir -p ", folder.string(), ") or choose another -o");
+  PTYKO_REQUIRE(fs::is_directory(folder, ec), "-o ", out, ": ", folder.string(), " is not a folder");
+  std::string why;
+  PTYKO_REQUIRE(writable_folder(folder, why), "-o ", out, ": cannot write in folder ", folder.string(), " (", why,
+                "): choose a writable folder");
+}
+
+// -o for several views: a writable folder, or one that can be created.
+void check_output_folder(std::string const& out) {
+  std::error_code ec;
+  std::string why;
+  if (fs::exists(out, ec)) {
+    PTYKO_REQUIRE(fs::is_directory(out, ec), "-o ", out,
+                  ": with several inputs the output must be a folder, but it is a file");
+    PTYKO_REQUIRE(writable_folder(out, why), "-o ", out, ": cannot write in this folder (", why, ")");
+    return;
+  }
+  fs::path const parent = folder_of(fs::path(out).lexically_normal().string());
+  PTYKO_REQUIRE(fs::is_directory(parent, ec), "-o ", out, ": cannot create the folder: ", parent.string(),
+                " does not exist");
+  PTYKO_REQUIRE(writable_folder(parent, why), "-o ", out, ": cannot create the folder in ", parent.string(), " (",
+                why, ")");
+}
+
+template <class V>
+bool in(V const& v, std::vector<V> const& list) {
+  return std::find(list.begin(), list.end(), v) != list.end();
+}
+
+std::string joined(std::vector<std::string> const& v) {
+  std::string s;
+  for (std::size_t k = 0; k < v.size(); ++k) s += (k == 0 ? "" : k + 1 == v.size() ? " or " : ", ") + v[k];
+  return s;
+}
+
+}  // namespace
+
+void add_run_options(CLI::App& cmd, ReconstructArgs& args) {
+  for (auto const& d : options()) d.add_cli(cmd, args, d);
+  cmd.add_option("--config", args.config_file,
+                 "TOML file with any of these options (see --print-config); command-line flags override it");
+  cmd.add_option("--resume", args.resume,
+                 "Continue from a checkpoint (a result of ptyko reconstruct); with several inputs, from their "
+                 "output folder");
+  cmd.add_flag("--print-config", args.print_config,
+               "Print the configuration (defaults, --config file, flags) as TOML and exit");
+}
+
+void apply_toml(RunConfig& cfg, std::string const& text, std::string const& source) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source);
+  } catch (toml::parse_error const& e) {
+    PTYKO_FAIL(source, ":", e.source().begin.line, ":", e.source().begin.column, ": not valid TOML: ",
+               e.description());
+  }
+  for (auto&& [k, node] : root) {
+    std::string const key(k.str());
+    bool const section = key != "" && in(key, sections());
+    if (!section) {
+      apply_one(cfg, "", key, node, source);
+      continue;
+    }
+    auto const* table = node.as_table();
+    PTYKO_REQUIRE(table != nullptr, at_line(source, node), ": '", key, "' must be a table ([", key, "])");
+    for (auto&& [k2, n2] : *table) apply_one(cfg, key, std::string(k2.str()), n2, source);
+  }
+}
+
+void apply_toml_file(RunConfig& cfg, std::string const& path) {
+  std::error_code ec;
+  PTYKO_REQUIRE(fs::is_regular_file(path, ec), "--config ", path, ": no such file");
+  std::ifstream in(path);
+  PTYKO_REQUIRE(in.good(), "--config ", path, ": cannot read the file: check its permissions");
+  std::stringstream text;
+  text << in.rdbuf();
+  apply_toml(cfg, text.str(), path);
+}
+
+void apply_command_line(RunConfig& cfg, ReconstructArgs const& args) {
+  for (auto const& d : options())
+    if (args.given.count(d.id())) d.copy(cfg, args.cli);
 }
 
 void finish_run_config(RunConfig& c) {
+  // Names and ranges first: they need no file.
+  auto const solvers = solver_names();
+  PTYKO_REQUIRE(in(c.solver.solver, solvers), "--solver '", c.solver.solver, "' is not a solver: use ",
+                joined(solvers));
+  auto const strategies = parallel::strategy_names();
+  PTYKO_REQUIRE(in(c.strategy, strategies) || c.strategy == "neighbour", "--strategy '", c.strategy,
+                "' is not a strategy: use ", joined(strategies));
+  PTYKO_REQUIRE(c.noise == "gaussian" || c.noise == "poisson", "--noise '", c.noise,
+                "' is not a noise model: use gaussian or poisson");
+  PTYKO_REQUIRE(c.precision == "single" || c.precision == "double", "--precision '", c.precision,
+                "' is not a precision: use single or double");
+  PTYKO_REQUIRE(c.illumination == "batch" || c.illumination == "all", "--illumination '", c.illumination,
+                "' is not valid: use batch or all");
+  c.solver.batching = parse_batching(c.batching);
+  c.solver.noise = c.noise == "gaussian" ? NoiseModel::gaussian : NoiseModel::poisson;
+  c.solver.illumination = c.illumination == "batch" ? IlluminationNorm::batch : IlluminationNorm::all;
+  c.double_precision = c.precision == "double";
+
+  PTYKO_REQUIRE(c.solver.epochs >= 0, "--epochs must be >= 0, got ", c.solver.epochs);
+  PTYKO_REQUIRE(!c.batch_size || *c.batch_size >= 1, "--batch-size must be >= 1, got ", c.batch_size.value_or(0),
+                " (leave it out for the solver's default)");
+  PTYKO_REQUIRE(!c.alpha || (*c.alpha >= 0 && *c.alpha <= 1), "--alpha must be in [0, 1], got ",
+                c.alpha.value_or(0));
+  PTYKO_REQUIRE(!c.beta || (*c.beta >= 0 && *c.beta <= 1), "--beta must be in [0, 1], got ", c.beta.value_or(0));
+  PTYKO_REQUIRE(!c.probe_update_start || *c.probe_update_start >= 0, "--probe-update-start must be >= 0, got ",
+                c.probe_update_start.value_or(0));
+  PTYKO_REQUIRE(c.solver.cost_every >= 0, "--cost-every must be >= 0, got ", c.solver.cost_every);
+  PTYKO_REQUIRE(c.probe_diameter >= 0, "--probe-diameter must be >= 0 pixels, got ", c.probe_diameter);
+  PTYKO_REQUIRE(c.error_every >= 0, "--error-every must be >= 0, got ", c.error_every);
+  PTYKO_REQUIRE(c.checkpoint_every >= 0, "--checkpoint-every must be >= 0, got ", c.checkpoint_every);
+  PTYKO_REQUIRE(c.sync_every >= 1, "--sync-every must be >= 1, got ", c.sync_every);
+  c.solver.batch_size = c.batch_size.value_or(0);
+  c.solver.alpha = c.alpha.value_or(-1);
+  c.solver.beta = c.beta.value_or(-1);
+  c.solver.probe_update_start = c.probe_update_start.value_or(-1);
+  {
+    // The solver's own checks (modes, noise model per solver, ...), before
+    // any file is read; the batch size against the frames comes later.
+    SolverOptions check = c.solver;
+    resolve_solver_defaults(check, std::numeric_limits<std::size_t>::max() / 2);
+  }
+
+  // Inputs.
   if (!c.list_file.empty()) {
     std::ifstream in(c.list_file);
-    PTYKO_REQUIRE(in.good(), c.list_file, ": cannot read the --list file: check the path");
+    PTYKO_REQUIRE(in.good(), "--list ", c.list_file, ": cannot read the file: check the path");
     for (std::string line; std::getline(in, line);) {
       auto const first = line.find_first_not_of(" \t\r");
       if (first == std::string::npos || line[first] == '#') continue;
       auto const last = line.find_last_not_of(" \t\r");
       c.inputs.push_back(line.substr(first, last - first + 1));
     }
+    c.list_file.clear();  // read once (the list is now in inputs)
   }
   PTYKO_REQUIRE(!c.inputs.empty(), "no input: give a CXI file (or several, or --list FILE)");
-  for (auto const& in : c.inputs)
-    PTYKO_REQUIRE(std::filesystem::absolute(in) != std::filesystem::absolute(c.output), "the output ", c.output,
-                  " is the input file: choose another name, the input must stay untouched");
+
+  // Output, before any (possibly long) work.
+  PTYKO_REQUIRE(!c.output.empty(), "no output: give -o OUT.h5 (a folder with several inputs)");
+  for (auto const& in : c.inputs) {
+    PTYKO_REQUIRE(!same_file(in, c.output), "-o ", c.output, " is the input file ", in,
+                  ": choose another name, the input must stay untouched");
+    PTYKO_REQUIRE(c.log_file.empty() || !same_file(in, c.log_file), "--log-file ", c.log_file,
+                  " is the input file ", in, ": choose another name");
+  }
   if (c.inputs.size() > 1) {
-    std::error_code ec;
-    std::filesystem::create_directories(c.output, ec);
-    PTYKO_REQUIRE(std::filesystem::is_directory(c.output), "-o ", c.output,
-                  ": with several inputs the output must be a folder, and it cannot be created there");
+    check_output_folder(c.output);
     std::vector<std::string> stems;
-    for (auto const& in : c.inputs) stems.push_back(std::filesystem::path(in).stem().string());
+    for (auto const& in : c.inputs) stems.push_back(fs::path(in).stem().string());
     std::sort(stems.begin(), stems.end());
     PTYKO_REQUIRE(std::adjacent_find(stems.begin(), stems.end()) == stems.end(),
                   "two inputs have the same file name: results would overwrite each other; rename one");
+  } else {
+    check_output_file(c.output);
   }
-  PTYKO_REQUIRE(c.precision == "single" || c.precision == "double", "--precision '", c.precision,
-                "' is not a precision: use single or double");
-  c.double_precision = c.precision == "double";
-  c.solver.batching = parse_batching(c.batching);
-  PTYKO_REQUIRE(c.noise == "gaussian" || c.noise == "poisson", "--noise '", c.noise,
-                "' is not a noise model: use gaussian or poisson");
-  c.solver.noise = c.noise == "gaussian" ? NoiseModel::gaussian : NoiseModel::poisson;
-  PTYKO_REQUIRE(c.illumination == "batch" || c.illumination == "all", "--illumination '", c.illumination,
-                "' is not valid: use batch or all");
-  c.solver.illumination = c.illumination == "batch" ? IlluminationNorm::batch : IlluminationNorm::all;
-  PTYKO_REQUIRE(c.probe_diameter >= 0, "--probe-diameter must be >= 0 pixels, got ", c.probe_diameter);
-  PTYKO_REQUIRE(c.error_every >= 0, "--error-every must be >= 0, got ", c.error_every);
+  if (!c.log_file.empty()) {
+    std::error_code ec;
+    fs::path const folder = folder_of(c.log_file);
+    PTYKO_REQUIRE(fs::is_directory(folder, ec), "--log-file ", c.log_file, ": folder ", folder.string(),
+                  " does not exist: create it first");
+    PTYKO_REQUIRE(!fs::is_directory(c.log_file, ec), "--log-file ", c.log_file, ": is a folder; give a file name");
+  }
+}
+
+std::string to_toml(RunConfig const& c, bool comments) {
+  std::string t;
+  if (comments)
+    t += "# ptyko reconstruct configuration (ptyko reconstruct --config FILE INPUT -o OUT).\n"
+         "# Every key is optional; command-line flags override the file.\n";
+  for (auto const& section : sections()) {
+    if (!section.empty()) t += fmt::format("\n[{}]\n", section);
+    for (auto const& d : options()) {
+      if (d.section != section) continue;
+      auto const lit = d.literal(c);
+      if (comments) {
+        std::string const flag = d.cli == "inputs" ? "arguments" : d.cli.substr(d.cli.rfind(',') + 1);
+        t += fmt::format("# {} ({}{})\n", d.help, flag, d.help != d.cli_help ? " sets false" : "");
+      }
+      if (lit) {
+        t += fmt::format("{} = {}\n", d.key, *lit);
+      } else if (comments) {
+        t += fmt::format("# {} = {}\n", d.key, d.example);
+      }
+    }
+  }
+  return t;
+}
+
+RunConfig resolved_config(RunConfig const& cfg, SolverOptions const& s, std::string const& input,
+                          std::string const& output) {
+  RunConfig r = cfg;
+  r.inputs = {fs::absolute(input).lexically_normal().string()};
+  r.list_file.clear();
+  r.output = fs::absolute(output).lexically_normal().string();
+  r.solver = s;
+  r.batching = to_string(s.batching);
+  r.batch_size = s.batch_size;
+  r.alpha = s.alpha >= 0 ? std::optional<double>(s.alpha) : std::nullopt;
+  r.beta = s.beta >= 0 ? std::optional<double>(s.beta) : std::nullopt;
+  r.probe_update_start = s.probe_update_start;
+  return r;
 }
 
 std::string view_output(RunConfig const& c, int v) {
-  return (std::filesystem::path(c.output) / std::filesystem::path(c.inputs[v]).stem()).string() + ".h5";
-}
-
-std::string to_toml(RunConfig const& c, SolverOptions const& s, std::string const& input, std::string const& output) {
-  std::string t;
-  t += fmt::format("input = \"{}\"\noutput = \"{}\"\nprecision = \"{}\"\n\n", input, output, c.precision);
-  t += fmt::format("[solver]\nname = \"{}\"\nepochs = {}\nbatch_size = {}\nbatching = \"{}\"\nnoise = \"{}\"\n"
-                   "alpha = {}\nbeta = {}\nseed = {}\nillumination = \"{}\"\ncost_every = {}\n\n",
-                   s.solver, s.epochs, s.batch_size, to_string(s.batching), c.noise, s.alpha, s.beta, s.seed,
-                   c.illumination, s.cost_every);
-  t += fmt::format("[probe]\nmodes = {}\nupdate = {}\nupdate_start = {}\nsupport = {}\ndiameter = {}\n\n",
-                   s.modes, s.update_probe, s.probe_update_start, s.probe_support, c.probe_diameter);
-  t += fmt::format("[object]\nclip = {}\nrescale_every = {}\n\n", s.object_clip, s.rescale_every);
-  t += fmt::format("[positions]\nflip_x = {}\nflip_y = {}\nswap_xy = {}\nclip_negative = {}\n\n",
-                   c.load.convention.flip_x, c.load.convention.flip_y, c.load.convention.swap_xy,
-                   c.load.clip_negative);
-  t += fmt::format("[parallel]\nstrategy = \"{}\"\nsync_every = {}\n\n", c.strategy, c.sync_every);
-  t += fmt::format("[output]\nerror_every = {}\nquiet = {}\nimages = {}\n", c.error_every, c.quiet, c.images);
-  return t;
+  return (fs::path(c.output) / fs::path(c.inputs[v]).stem()).string() + ".h5";
 }
 
 std::string provenance(int ranks) {

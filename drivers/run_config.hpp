@@ -1,41 +1,95 @@
 #pragma once
-// The options of `ptyko reconstruct`, their command-line form, and their
-// TOML text (stored in every result file).
+// The options of `ptyko reconstruct`: one table of definitions (section, key,
+// command-line flag, help, type) from which the command line is registered,
+// TOML configuration files are read, and the resolved configuration is
+// written (printed at start, stored in every result), so that the three can
+// never drift apart.
+//
+// Precedence, lowest first: built-in defaults, the configuration stored in a
+// checkpoint (--resume), the --config file, the command line.
 
 #include <ptyko/core/dataset.hpp>
 #include <ptyko/core/solver.hpp>
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace ptyko::drivers {
 
 struct RunConfig {
+  // -- input (top level of the TOML file)
   std::vector<std::string> inputs;  ///< one CXI file per view
   std::string list_file;            ///< a text file of inputs, one per line
-  std::string output;               ///< result file, or folder for several views
-  SolverOptions solver;
-  LoadOptions load;
+  LoadOptions load;                 ///< position convention and --clip-negative
+  // -- [solver]
+  SolverOptions solver;  ///< name, epochs, seed, ... (the fields below are optional in files)
+  std::optional<int> batch_size;          ///< absent: the solver's default
+  std::optional<double> alpha, beta;      ///< absent: the solver's default
+  std::optional<int> probe_update_start;  ///< absent: the solver's default
+  std::string precision = "single", batching = "sparse", noise = "gaussian", illumination = "batch";
+  // -- [probe]
+  double probe_diameter = 0;  ///< initial probe size without a guess (0: from the scan step)
+  // -- [parallel]
   std::string strategy = "full-sync";
   int sync_every = 1;
-  bool double_precision = false;
-  double probe_diameter = 0;  ///< initial probe size without a guess (0: from the scan step)
+  // -- [output]
+  std::string output;  ///< result file, or folder for several views
   int error_every = 10;  ///< epochs between errors against a known truth
+  int checkpoint_every = 0;  ///< epochs between checkpoints (0: only at the end and when stopped)
+  std::string log_file;
   bool quiet = false;
-  bool images = true;    ///< write PNG pictures next to the result
-  // Raw strings parsed in finish_run_config.
-  std::string precision = "single", batching = "sparse", noise = "gaussian", illumination = "batch";
+  bool images = true;  ///< write PNG pictures next to the result
+
+  // Derived by finish_run_config.
+  bool double_precision = false;
 };
 
-/// Registers every option on `cmd`, bound to `cfg`.
-void add_run_options(CLI::App& cmd, RunConfig& cfg);
-/// Parses the string options and checks cross-option rules; throws UserError.
+/// What `ptyko reconstruct` reads from its command line.
+struct ReconstructArgs {
+  RunConfig cli;                ///< values of the options given on the command line
+  std::set<std::string> given;  ///< "section.key" of each option given on the command line
+  std::string config_file;      ///< --config
+  std::string resume;           ///< --resume (a checkpoint, or the output folder of several views)
+  bool print_config = false;    ///< --print-config
+};
+
+/// Registers every option of the table, plus --config, --resume and
+/// --print-config, on `cmd`, writing into `args`.
+void add_run_options(CLI::App& cmd, ReconstructArgs& args);
+
+/// Applies the TOML document `text` onto `cfg`. `source` names it in
+/// messages (a file name, or "FILE:/reconstruction/config"). Throws UserError
+/// naming the source, the key and its line for syntax errors, unknown tables
+/// or keys, and values of the wrong type.
+void apply_toml(RunConfig& cfg, std::string const& text, std::string const& source);
+/// Reads `path` and applies it; UserError when it cannot be read.
+void apply_toml_file(RunConfig& cfg, std::string const& path);
+/// Copies the options given on the command line over `cfg`.
+void apply_command_line(RunConfig& cfg, ReconstructArgs const& args);
+
+/// Checks the options and everything that can be checked before touching the
+/// inputs: names (solver, strategy, noise model, ...), ranges (explicit batch
+/// size >= 1, epochs >= 0, ...), the --list file, output path distinct from
+/// every input, and the output folder writable (a file is created and
+/// removed there). Parses the string options into `cfg.solver`. Throws
+/// UserError naming the option.
 void finish_run_config(RunConfig& cfg);
-/// The resolved configuration of one view as TOML.
-std::string to_toml(RunConfig const& cfg, SolverOptions const& resolved, std::string const& input,
-                    std::string const& output);
+
+/// The configuration as TOML, in the table's order. With `comments`, each
+/// key is preceded by its help text and absent optional values appear as
+/// commented-out lines (what --print-config shows); without, absent optional
+/// values are left out.
+std::string to_toml(RunConfig const& cfg, bool comments);
+
+/// The configuration of one view as it ran: its input and output (absolute),
+/// and the solver options with every default resolved.
+RunConfig resolved_config(RunConfig const& cfg, SolverOptions const& resolved, std::string const& input,
+                          std::string const& output);
+
 /// Result file of view `v` when several views run: <output folder>/<input stem>.h5.
 std::string view_output(RunConfig const& cfg, int v);
 /// Version, Kokkos backend and rank count, one line each.

@@ -1,0 +1,354 @@
+// `ptyko` as users run it, on small simulated files:
+//  * --help of every sub-command shows an example;
+//  * TOML configuration: --print-config prints the defaults as TOML that
+//    reads back to the same text; files are applied under the command line;
+//    the configuration is printed at start and stored in the result;
+//  * --log-file, --quiet;
+//  * warnings about suspicious data (low counts, saturated pixels, empty
+//    frames, which are skipped, low overlap);
+//  * checkpoint and resume at 1 and 2 ranks (and 2 -> 1), an interrupted run
+//    (SIGINT; SIGUSR1 to one rank of two) resumed matching the uninterrupted
+//    one, and a rank failing mid-run stopping the whole job.
+#include "driver_test.hpp"
+
+#include <ptyko/core/checkpoint.hpp>
+#include <ptyko/core/result_file.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <thread>
+
+namespace {
+
+using namespace ptyko;
+using namespace ptyko::test;
+using namespace std::chrono_literals;
+
+class Run : public DriverTest {
+ protected:
+  void SetUp() override {
+    DriverTest::SetUp();
+    simulated().write(file("scan.cxi"));
+  }
+  Outcome ok(std::vector<std::string> const& args, int ranks = 0) const {
+    Outcome o = run(args, ranks);
+    EXPECT_EQ(o.code, 0) << "stderr: " << o.err;
+    return o;
+  }
+
+  // A process started in the background (sh execs into it: pid is ptyko's,
+  // or mpiexec's).
+  pid_t start(std::vector<std::string> const& args, int ranks = 0) const {
+    std::string const cmd = "cd " + shell_quote(m_dir.string()) + " && exec " + ptyko_command(args, ranks) + " >" +
+                            shell_quote((m_io / "stdout").string()) + " 2>" + shell_quote((m_io / "stderr").string());
+    pid_t const pid = ::fork();
+    if (pid == 0) {
+      ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    return pid;
+  }
+  // Waits until the background run's stdout holds `text`; false on timeout.
+  bool wait_for_output(std::string const& text, std::chrono::seconds timeout = 120s) const {
+    auto const end = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < end) {
+      if (contains(read_text(m_io / "stdout"), text)) return true;
+      std::this_thread::sleep_for(5ms);
+    }
+    return false;
+  }
+  Outcome finish(pid_t pid) const {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    Outcome o;
+    o.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    o.out = read_text(m_io / "stdout");
+    o.err = read_text(m_io / "stderr");
+    return o;
+  }
+};
+
+// Largest |a - b| / max |b| over two complex arrays.
+template <class View>
+double relative_difference(View const& a, View const& b) {
+  EXPECT_EQ(a.span(), b.span());
+  double num = 0, den = 0;
+  for (std::size_t k = 0; k < std::min(a.span(), b.span()); ++k) {
+    num = std::max(num, std::abs(std::complex<double>(a.data()[k].real() - b.data()[k].real(),
+                                                      a.data()[k].imag() - b.data()[k].imag())));
+    den = std::max(den, std::abs(std::complex<double>(b.data()[k].real(), b.data()[k].imag())));
+  }
+  return den > 0 ? num / den : num;
+}
+
+void expect_same_result(std::string const& a_path, std::string const& b_path, double tolerance) {
+  ResultContents const a = read_result(a_path), b = read_result(b_path);
+  EXPECT_LE(relative_difference(a.object, b.object), tolerance) << a_path << " vs " << b_path;
+  EXPECT_LE(relative_difference(a.probe, b.probe), tolerance) << a_path << " vs " << b_path;
+  ASSERT_EQ(a.cost.size(), b.cost.size());
+  for (std::size_t e = 0; e < a.cost.size(); ++e)
+    EXPECT_NEAR(a.cost[e], b.cost[e], tolerance * std::abs(b.cost[e]) + 1e-12) << "epoch " << e;
+}
+
+std::vector<pid_t> descendants_named(pid_t root, std::string const& name) {
+  std::vector<pid_t> found, frontier{root};
+  while (!frontier.empty()) {
+    pid_t const parent = frontier.back();
+    frontier.pop_back();
+    for (auto const& e : fs::directory_iterator("/proc")) {
+      std::string const id = e.path().filename().string();
+      if (id.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::string const stat = read_text(e.path() / "stat");
+      auto const close = stat.rfind(')');
+      if (close == std::string::npos) continue;
+      std::istringstream rest(stat.substr(close + 2));
+      char state = 0;
+      pid_t ppid = 0;
+      rest >> state >> ppid;
+      if (ppid != parent) continue;
+      pid_t const pid = pid_t(std::stol(id));
+      frontier.push_back(pid);
+      if (stat.substr(stat.find('(') + 1, close - stat.find('(') - 1) == name) found.push_back(pid);
+    }
+  }
+  return found;
+}
+
+// ------------------------------------------------------------------ help
+
+TEST_F(Run, EverySubcommandHasHelpWithAnExample) {
+  for (std::string sub : {"simulate", "info", "reconstruct", "view"}) {
+    auto const o = ok({sub, "--help"});
+    EXPECT_TRUE(contains(o.out, "Example")) << sub << ":\n" << o.out;
+    EXPECT_TRUE(contains(o.out, "ptyko " + sub)) << sub << ":\n" << o.out;
+  }
+  auto const o = ok({"--help"});
+  for (std::string sub : {"simulate", "info", "reconstruct", "view"}) EXPECT_TRUE(contains(o.out, sub));
+}
+
+// ------------------------------------------------------------------ configuration
+
+TEST_F(Run, PrintConfigIsValidTomlThatReadsBack) {
+  auto const defaults = ok({"reconstruct", "--print-config"}).out;
+  EXPECT_TRUE(contains(defaults, "[solver]"));
+  EXPECT_TRUE(contains(defaults, "name = \"lsqml\""));
+  EXPECT_TRUE(contains(defaults, "epochs = 100"));
+  EXPECT_TRUE(contains(defaults, "# batch_size = "));  // no value: the solver's default
+  for (std::string t : {"[probe]", "[object]", "[positions]", "[parallel]", "[output]"})
+    EXPECT_TRUE(contains(defaults, t)) << t;
+  std::ofstream(file("defaults.toml")) << defaults;
+  EXPECT_EQ(ok({"reconstruct", "--config", "defaults.toml", "--print-config"}).out, defaults);
+}
+
+TEST_F(Run, CommandLineOverridesTheConfigFile) {
+  std::ofstream(file("run.toml")) << "input = \"scan.cxi\"\n"
+                                     "[solver]\nname = \"rpie\"\nepochs = 7\nbatch_size = 4\n"
+                                     "[output]\npath = \"from_file.h5\"\nimages = false\nquiet = true\n";
+  auto const shown = ok({"reconstruct", "--config", "run.toml", "--epochs", "3", "--print-config"}).out;
+  EXPECT_TRUE(contains(shown, "epochs = 3"));
+  EXPECT_TRUE(contains(shown, "name = \"rpie\""));
+  EXPECT_TRUE(contains(shown, "batch_size = 4"));
+  EXPECT_TRUE(contains(shown, "path = \"from_file.h5\""));
+
+  // The file alone is a complete run; the result stores what ran.
+  ok({"reconstruct", "--config", "run.toml", "--epochs", "3"});
+  ASSERT_TRUE(fs::exists(file("from_file.h5")));
+  EXPECT_FALSE(fs::exists(file("from_file_probe.png")));  // images = false
+  ResultContents const r = read_result(file("from_file.h5"));
+  EXPECT_EQ(r.cost.size(), 3u);
+  EXPECT_TRUE(contains(r.config, "name = \"rpie\""));
+  EXPECT_TRUE(contains(r.config, "epochs = 3"));
+  EXPECT_TRUE(contains(r.config, "batch_size = 4"));
+  EXPECT_TRUE(contains(r.config, "alpha = 0.1"));  // resolved per-solver default
+
+  // The stored configuration is itself a valid config file.
+  std::ofstream(file("stored.toml")) << r.config;
+  auto const again = ok({"reconstruct", "--config", "stored.toml", "--print-config"}).out;
+  EXPECT_TRUE(contains(again, "alpha = 0.1"));
+}
+
+TEST_F(Run, ConfigurationIsPrintedAtStart) {
+  auto const o = ok({"reconstruct", "scan.cxi", "-o", "out.h5", "--epochs", "1", "--no-images"});
+  EXPECT_TRUE(contains(o.out, "configuration (TOML)"));
+  EXPECT_TRUE(contains(o.out, "[solver]"));
+  EXPECT_TRUE(contains(o.out, "epoch    1/1"));
+}
+
+TEST_F(Run, LogFileAndQuiet) {
+  auto const o = ok({"reconstruct", "scan.cxi", "-o", "out.h5", "--epochs", "2", "-q", "--log-file", "run.log"});
+  EXPECT_EQ(o.out, "");
+  std::string const log = read_text(file("run.log"));
+  EXPECT_TRUE(contains(log, "epoch    1/2")) << log;
+  EXPECT_TRUE(contains(log, "epoch    2/2")) << log;
+  EXPECT_TRUE(contains(log, "[solver]")) << log;
+  EXPECT_TRUE(contains(log, "wrote out.h5")) << log;
+  EXPECT_TRUE(fs::exists(file("out_object_phase.png")));
+}
+
+// ------------------------------------------------------------------ warnings
+
+TEST_F(Run, WarnsAboutLowCounts) {
+  simulated(20, 16, 30).write(file("dim.cxi"));
+  auto const o = ok({"reconstruct", "dim.cxi", "-o", "out.h5", "--epochs", "1", "-q", "--no-images"});
+  EXPECT_TRUE(contains(o.err, "ptyko: warning: dim.cxi: only")) << o.err;
+  EXPECT_TRUE(contains(o.err, "counts per frame")) << o.err;
+}
+
+TEST_F(Run, WarnsAboutSaturatedPixels) {
+  auto t = simulated();
+  for (std::size_t f = 0; f < t.n; ++f) {
+    for (std::size_t j = 0; j < 3; ++j) t.at(f, 8, 7 + j) = 65535;
+  }
+  for (auto& v : t.frames) v = std::min(v, 65535.f);
+  t.data_type = "uint16";
+  t.write(file("sat.cxi"));
+  auto const o = ok({"reconstruct", "sat.cxi", "-o", "out.h5", "--epochs", "1", "-q", "--no-images"});
+  EXPECT_TRUE(contains(o.err, "ptyko: warning: sat.cxi: 60 pixels hold 65535, the largest uint16 value")) << o.err;
+
+  // Float data clipped at a common ceiling.
+  t = simulated();
+  for (std::size_t f = 0; f < t.n; ++f) t.at(f, 8, 8) = 1e6f;
+  t.write(file("clip.cxi"));
+  auto const c = ok({"reconstruct", "clip.cxi", "-o", "out.h5", "--epochs", "1", "-q", "--no-images"});
+  EXPECT_TRUE(contains(c.err, "20 pixels share the largest value 1e+06")) << c.err;
+}
+
+TEST_F(Run, SkipsEmptyFramesWithAWarning) {
+  auto t = simulated();
+  for (std::size_t f : {3, 11})
+    for (std::size_t k = 0; k < t.d * t.d; ++k) t.frames[f * t.d * t.d + k] = 0;
+  t.write(file("gaps.cxi"));
+  auto const o = ok({"reconstruct", "gaps.cxi", "-o", "out.h5", "--epochs", "2", "--no-images"});
+  EXPECT_TRUE(contains(o.err, "gaps.cxi: 2 of 20 frames hold no counts (frames 3, 11): they are skipped")) << o.err;
+  EXPECT_TRUE(contains(o.out, "18 frames of 16x16")) << o.out;
+  ResultContents const r = read_result(file("out.h5"));
+  ASSERT_EQ(r.cost.size(), 2u);
+  EXPECT_TRUE(std::isfinite(r.cost.back()));
+  EXPECT_EQ(r.positions_px.size(), 20u);  // the file's positions, as stored
+  // The same at 2 ranks.
+  ok({"reconstruct", "gaps.cxi", "-o", "out2.h5", "--epochs", "2", "--no-images", "-q"}, 2);
+  expect_same_result(file("out2.h5"), file("out.h5"), 1e-4);
+}
+
+TEST_F(Run, WarnsAboutLowOverlap) {
+  // Steps of 10 pixels with a probe about 7 pixels across: no overlap.
+  simulated(12, 16, 1e5, 10, true).write(file("sparse_guess.cxi"));
+  auto const g = ok({"reconstruct", "sparse_guess.cxi", "-o", "out.h5", "--epochs", "1", "-q", "--no-images"});
+  EXPECT_TRUE(contains(g.err, "sparse_guess.cxi: the scan overlap is only")) << g.err;
+  EXPECT_TRUE(contains(g.err, "probe guess")) << g.err;
+  // Without a guess, from the reconstructed probe at the end.
+  simulated(12, 16, 1e5, 10, false).write(file("sparse.cxi"));
+  auto const r = ok({"reconstruct", "sparse.cxi", "-o", "out.h5", "--epochs", "1", "-q", "--no-images",
+                     "--probe-diameter", "5"});
+  EXPECT_TRUE(contains(r.err, "sparse.cxi: the scan overlap is only")) << r.err;
+  EXPECT_TRUE(contains(r.err, "reconstructed probe")) << r.err;
+  // A well-overlapped scan says nothing.
+  auto const quiet = ok({"reconstruct", "scan.cxi", "-o", "out.h5", "--epochs", "1", "-q", "--no-images"});
+  EXPECT_EQ(quiet.err, "");
+}
+
+// ------------------------------------------------------------------ checkpoint / resume
+
+TEST_F(Run, ResumeMatchesUninterruptedRun) {
+  for (std::string solver : {"rpie", "lsqml"}) {
+    std::vector<std::string> common{"--solver", solver, "-q", "--no-images"};
+    auto with = [&](std::vector<std::string> a) {
+      a.insert(a.end(), common.begin(), common.end());
+      return a;
+    };
+    ok(with({"reconstruct", "scan.cxi", "-o", "full.h5", "--epochs", "6"}));
+    ok(with({"reconstruct", "scan.cxi", "-o", "part.h5", "--epochs", "3", "--checkpoint-every", "2"}));
+    EXPECT_EQ(read_checkpoint(file("part.h5")).epoch, 3);
+    ok({"reconstruct", "--resume", "part.h5", "--epochs", "6"});
+    expect_same_result(file("part.h5"), file("full.h5"), 1e-6);
+    // A finished run has nothing more to do.
+    auto const again = ok({"reconstruct", "--resume", "part.h5"});
+    EXPECT_TRUE(contains(again.err, "nothing to do")) << again.err;
+  }
+}
+
+TEST_F(Run, ResumeAtTwoRanksAndFromTwoRanksToOne) {
+  std::vector<std::string> const common{"--solver", "lsqml", "-q", "--no-images"};
+  auto with = [&](std::vector<std::string> a) {
+    a.insert(a.end(), common.begin(), common.end());
+    return a;
+  };
+  ok(with({"reconstruct", "scan.cxi", "-o", "full2.h5", "--epochs", "6"}), 2);
+  ok(with({"reconstruct", "scan.cxi", "-o", "part2.h5", "--epochs", "3"}), 2);
+  fs::copy_file(file("part2.h5"), file("part1.h5"));
+  ok({"reconstruct", "--resume", "part2.h5", "--epochs", "6"}, 2);
+  expect_same_result(file("part2.h5"), file("full2.h5"), 1e-6);
+  // 2 ranks -> 1 rank, and -> the neighbor strategy at 2 ranks.
+  fs::copy_file(file("part1.h5"), file("part_nb.h5"));
+  ok({"reconstruct", "--resume", "part1.h5", "--epochs", "6"});
+  expect_same_result(file("part1.h5"), file("full2.h5"), 1e-4);
+  ok({"reconstruct", "--resume", "part_nb.h5", "--epochs", "6", "--strategy", "neighbor"}, 2);
+  expect_same_result(file("part_nb.h5"), file("full2.h5"), 1e-4);
+}
+
+TEST_F(Run, InterruptedRunResumesToTheSameResult) {
+  pid_t const pid = start({"reconstruct", "scan.cxi", "-o", "stopped.h5", "--solver", "rpie", "--epochs", "100000",
+                           "--no-images", "--error-every", "0"});
+  ASSERT_TRUE(wait_for_output("epoch    2/"));
+  ::kill(pid, SIGINT);
+  Outcome const o = finish(pid);
+  EXPECT_EQ(o.code, 130) << o.err;
+  EXPECT_TRUE(contains(o.err, "stopped by SIGINT after epoch")) << o.err;
+  EXPECT_TRUE(contains(o.err, "resume with: " + ptyko_exe() + " reconstruct --resume stopped.h5")) << o.err;
+  int const stopped = read_checkpoint(file("stopped.h5")).epoch;
+  EXPECT_GE(stopped, 2);
+  int const epochs = std::max(stopped + 3, 20);
+  ok({"reconstruct", "--resume", "stopped.h5", "--epochs", std::to_string(epochs)});
+  ok({"reconstruct", "scan.cxi", "-o", "full.h5", "--solver", "rpie", "--epochs", std::to_string(epochs),
+      "--no-images", "-q"});
+  expect_same_result(file("stopped.h5"), file("full.h5"), 1e-6);
+}
+
+// Only one of two ranks hears the signal (SIGUSR1, what Open MPI's mpiexec
+// forwards): both stop after the same epoch, with one checkpoint.
+TEST_F(Run, StopIsCollective) {
+  pid_t const pid = start({"reconstruct", "scan.cxi", "-o", "stopped.h5", "--solver", "lsqml", "--epochs", "100000",
+                           "--no-images", "--error-every", "0"},
+                          2);
+  ASSERT_TRUE(wait_for_output("epoch    2/"));
+  auto const ranks = descendants_named(pid, "ptyko");
+  ASSERT_EQ(ranks.size(), 2u);
+  ::kill(ranks.back(), SIGUSR1);
+  Outcome const o = finish(pid);
+  EXPECT_NE(o.code, 0);
+  EXPECT_TRUE(contains(o.err, "stopped by SIGUSR1 after epoch")) << o.err;
+  EXPECT_TRUE(contains(o.err, "resume with: mpiexec -n 2 ")) << o.err;
+  int const stopped = read_checkpoint(file("stopped.h5")).epoch;
+  int const epochs = std::max(stopped + 3, 12);
+  ok({"reconstruct", "--resume", "stopped.h5", "--epochs", std::to_string(epochs), "-q"}, 2);
+  ok({"reconstruct", "scan.cxi", "-o", "full.h5", "--solver", "lsqml", "--epochs", std::to_string(epochs),
+      "--no-images", "-q"},
+     2);
+  expect_same_result(file("stopped.h5"), file("full.h5"), 1e-6);
+}
+
+// Rank 0 fails in the middle of the run (its output folder disappears before
+// a checkpoint) while rank 1 computes: the job ends with the message, no hang.
+TEST_F(Run, FailingRankStopsTheJob) {
+  fs::create_directories(file("results"));
+  pid_t const pid = start({"reconstruct", "scan.cxi", "-o", "results/out.h5", "--epochs", "100000",
+                           "--checkpoint-every", "1", "--no-images"},
+                          2);
+  ASSERT_TRUE(wait_for_output("epoch    2/"));
+  fs::remove_all(file("results"));
+  Outcome const o = finish(pid);
+  EXPECT_NE(o.code, 0);
+  // The folder vanishes before or while the checkpoint is written.
+  EXPECT_TRUE(contains(o.err, "ptyko: error: results/out.h5")) << o.err;
+}
+
+// ------------------------------------------------------------------ several views
+
+TEST_F(Run, SeveralViewsStillWork) {
+  fs::copy_file(file("scan.cxi"), file("other.cxi"));
+  ok({"reconstruct", "scan.cxi", "other.cxi", "-o", "views", "--epochs", "2", "-q", "--no-images"});
+  expect_same_result(file("views/scan.h5"), file("views/other.h5"), 1e-6);
+}
+
+}  // namespace
