@@ -29,11 +29,16 @@
 //                          flops 11 B E + 3 M n
 //   exit_waves             bytes 8 B n (patches) + 8 M n (probe) + 8 B M n (waves)
 //                          flops 6 B M n (one complex product)
+//   extract_exit_waves     (fused extract_patches + exit_waves + 1/D scaling)
+//                          bytes 8 B E + 8 B n (patches written) + 8 M n + 8 B M n
+//                          flops 22 B n + 6 B M n
 //   fft_forward/_inverse   bytes 2 * 8 B M n (read + write once; FFTW makes several passes)
 //                          flops 5 B M n log2(n)  (the usual FFT flop convention, as FFTW's benchFFT)
 //   fft_forward_ortho      the same plus the separate 1/sqrt(n) scaling pass (2 * 8 B M n bytes, 2 B M n flops)
 //   modulus_projection     bytes 2 * 8 B M n (waves RMW) + 4 B n (data) + 4 B (indices)
 //                          flops B n (3 M + 2 M + 10)  (|Psi|^2, scaling, 2 sqrt, add, divide, cost 3)
+//   cost_descent_direction (Gaussian: Psi <- Psi (sqrt(d)/(sqrt(I)+eps) - 1), + cost)
+//                          bytes as modulus_projection, flops B n (5 M + 11)
 //   data_cost              bytes 8 B M n + 4 B n
 //                          flops B n (3 M + 6)
 //   probe_adjoint_product  bytes 8 M n + 8 B M n (g) + 8 B n (out)
@@ -197,6 +202,17 @@ void BM_add_illumination(benchmark::State& state) {
   set_rates(state, 4 * f.n() + 8 * f.B * f.E(), 11 * f.B * f.E() + 3 * M * f.n(), f.B);
 }
 
+void BM_extract_exit_waves(benchmark::State& state) {
+  Exec space;
+  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  T const scale = T(1) / T(f.D);
+  timed_loop(state, space, [&] {
+    extract_exit_waves(space, f.object, f.positions, f.indices, f.probe, f.patches, f.waves, scale);
+  });
+  set_rates(state, 8 * f.B * f.E() + 8 * f.B * f.n() + 8 * M * f.n() + 8.0 * f.B * M * f.n(),
+            20 * f.B * f.n() + 2 * f.B * f.n() + 6.0 * f.B * M * f.n(), f.B);
+}
+
 void BM_exit_waves(benchmark::State& state) {
   Exec space;
   Fixture f(space, int(state.range(0)), int(state.range(1)));
@@ -240,6 +256,17 @@ void BM_modulus_projection(benchmark::State& state) {
   timed_loop(state, space, [&] { cost += modulus_projection(space, f.B, f.waves, f.data, f.indices, f.mask, T(1e-6)); });
   benchmark::DoNotOptimize(cost);
   set_rates(state, 16.0 * f.B * M * f.n() + 4 * f.B * f.n() + 4 * f.B, f.B * f.n() * (5 * M + 10), f.B);
+}
+
+void BM_cost_descent_direction(benchmark::State& state) {
+  Exec space;
+  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  double cost = 0;
+  timed_loop(state, space, [&] {
+    cost += cost_descent_direction(space, NoiseModel::gaussian, f.B, f.waves, f.data, f.indices, f.mask, T(1e-6));
+  });
+  benchmark::DoNotOptimize(cost);
+  set_rates(state, 16.0 * f.B * M * f.n() + 4 * f.B * f.n() + 4 * f.B, f.B * f.n() * (5 * M + 11), f.B);
 }
 
 void BM_data_cost(benchmark::State& state) {
@@ -356,11 +383,13 @@ void register_all(bool full) {
   };
   batched("extract_patches", BM_extract_patches);
   batched("exit_waves", BM_exit_waves);
+  batched("extract_exit_waves", BM_extract_exit_waves);
   batched("fft_forward", BM_fft<FFTDirection::forward, FFTNorm::none>);
   batched("fft_inverse", BM_fft<FFTDirection::inverse, FFTNorm::none>);
   batched("fft_forward_ortho", BM_fft<FFTDirection::forward, FFTNorm::ortho>);
   batched("fft_forward_measure", BM_fft_measure);
   batched("modulus_projection", BM_modulus_projection);
+  batched("cost_descent_direction", BM_cost_descent_direction);
   batched("data_cost", BM_data_cost);
   batched("probe_adjoint_product", BM_probe_adjoint_product);
   batched("add_patches", BM_add_patches);
