@@ -64,8 +64,10 @@ double fourier_pixel_reduce(ExecSpace const& space, char const* label, int B,
       label, Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(B) * D * D),
       KOKKOS_LAMBDA(std::size_t k, double& acc) {
         auto const [b, i, j] = frame_index(k, D);
+        // Plain `if` on the constexpr flag, not `if constexpr`: nvcc forbids an
+        // extended lambda to first-capture a variable inside if-constexpr.
         if (has_mask && msk(i, j) == 0) {
-          if constexpr (Op::modifies) {
+          if (Op::modifies) {
             T const factor = T(Op::masked_factor) * out_scale;
             if (factor != T(1))
               for (int m = 0; m < M; ++m) F(b, m, i, j) *= factor;
@@ -75,7 +77,7 @@ double fourier_pixel_reduce(ExecSpace const& space, char const* label, int B,
         T I = 0;
         for (int m = 0; m < M; ++m) I += math::norm2(F(b, m, i, j));
         T const meas = T(d(idx(b), i, j));
-        if constexpr (Op::modifies) {
+        if (Op::modifies) {
           T const factor = op.factor(I, meas) * out_scale;
           for (int m = 0; m < M; ++m) F(b, m, i, j) *= factor;
         }
