@@ -4,6 +4,10 @@
 // One cufftPlanMany per batch size actually used, bound to the stream of the
 // execution space instance passed to execute(); transforms are asynchronous.
 
+// fft.hpp declares FFTBackend and includes this file after those declarations;
+// including it here too makes this header compile on its own (#pragma once
+// ends the cycle).
+#include <ptyko/kernels/fft.hpp>
 #include <ptyko/kernels/types.hpp>
 
 #include <Kokkos_Core.hpp>

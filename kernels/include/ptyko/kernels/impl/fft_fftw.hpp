@@ -5,6 +5,10 @@
 // interface (thread-safe). Plans are cached per (frames, in-place, alignment)
 // and built under a global lock, since FFTW's planner is not thread-safe.
 
+// fft.hpp declares FFTBackend and includes this file after those declarations;
+// including it here too makes this header compile on its own (#pragma once
+// ends the cycle).
+#include <ptyko/kernels/fft.hpp>
 #include <ptyko/kernels/types.hpp>
 
 #include <Kokkos_Core.hpp>
