@@ -437,9 +437,14 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
   log.info(fmt::format("reconstruct: object {} x {} pixels of {:.4g} m, batch size {} ({}), noise {}",
                        layout.grid.height, layout.grid.width, layout.grid.pixel_size_x, opts.batch_size,
                        to_string(opts.batching), opts.noise == NoiseModel::gaussian ? "gaussian" : "poisson"));
-  if (checkpoint)
+  if (checkpoint) {
     log.info(fmt::format("reconstruct: resuming from {} after epoch {} (written by {} rank(s), {})", job.resume,
                          checkpoint->epoch, checkpoint->ranks, checkpoint->strategy));
+    if (opts.solver == "dm" || opts.solver == "raar")
+      log.info("reconstruct: " + opts.solver +
+               " restarts its exit waves from P S O (they are not checkpointed): expect a higher cost for a few "
+               "epochs (docs/usage.md)");
+  }
   {
     std::string text = to_toml(ran, false);
     if (!text.empty() && text.back() == '\n') text.pop_back();
