@@ -375,7 +375,10 @@ void apply_one(RunConfig& cfg, std::string const& section, std::string const& ke
 
 bool writable_folder(fs::path const& folder, std::string& why) {
   // access() says yes to root for read-only folders: create a file instead.
-  fs::path const probe = folder / (".ptyko-write-test-" + std::to_string(::getpid()));
+  // Host name and pid: ranks on several nodes may test one shared folder at once.
+  char host[256] = {0};
+  ::gethostname(host, sizeof(host) - 1);
+  fs::path const probe = folder / (".ptyko-write-test-" + std::string(host) + "-" + std::to_string(::getpid()));
   int const fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
   if (fd < 0) {
     why = std::strerror(errno);
