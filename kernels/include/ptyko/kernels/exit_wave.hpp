@@ -26,9 +26,8 @@ void exit_waves(ExecSpace const& space, int B, ComplexView3<T, Mem> const& probe
   auto S = patches;
   auto out = psi;
   Kokkos::parallel_for(
-      "ptyko::exit_waves", Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(B) * D * D),
-      KOKKOS_LAMBDA(std::size_t k) {
-        auto const [b, i, j] = frame_index(k, D);
+      "ptyko::exit_waves", frame_policy(space, B, D),
+      KOKKOS_LAMBDA(int b, int i, int j) {
         Complex<T> const s = S(b, i, j);
         for (int m = 0; m < M; ++m) out(b, m, i, j) = P(m, i, j) * s;
       });
@@ -55,9 +54,8 @@ void extract_exit_waves(ExecSpace const& space, ComplexView2<T, Mem> const& obje
   auto S = patches;
   auto out = psi;
   Kokkos::parallel_for(
-      "ptyko::extract_exit_waves", Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(B) * D * D),
-      KOKKOS_LAMBDA(std::size_t k) {
-        auto const [b, i, j] = frame_index(k, D);
+      "ptyko::extract_exit_waves", frame_policy(space, B, D),
+      KOKKOS_LAMBDA(int b, int i, int j) {
         int const n = idx(b);
         Complex<T> const s = PatchCorner<T>(pos(n, 0), pos(n, 1), D).sample(obj, i, j);
         S(b, i, j) = s;
@@ -78,9 +76,8 @@ void probe_adjoint_product(ExecSpace const& space, int B, ComplexView3<T, Mem> c
   auto O = out;
   Kokkos::parallel_for(
       "ptyko::probe_adjoint_product",
-      Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(B) * D * D),
-      KOKKOS_LAMBDA(std::size_t k) {
-        auto const [b, i, j] = frame_index(k, D);
+      frame_policy(space, B, D),
+      KOKKOS_LAMBDA(int b, int i, int j) {
         Complex<T> sum(0);
         for (int m = 0; m < M; ++m) sum += math::conj_mul(P(m, i, j), G(b, m, i, j));
         O(b, i, j) = sum;
@@ -100,9 +97,8 @@ void patch_adjoint_product(ExecSpace const& space, int B, ComplexView3<T, Mem> c
   auto O = out;
   Kokkos::parallel_for(
       "ptyko::patch_adjoint_product",
-      Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(M) * D * D),
-      KOKKOS_LAMBDA(std::size_t k) {
-        auto const [m, i, j] = frame_index(k, D);  // frame index = probe mode
+      frame_policy(space, M, D),
+      KOKKOS_LAMBDA(int m, int i, int j) {
         Complex<T> sum(0);
         for (int b = 0; b < B; ++b) sum += math::conj_mul(S(b, i, j), G(b, m, i, j));
         O(m, i, j) += sum;

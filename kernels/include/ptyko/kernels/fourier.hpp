@@ -31,9 +31,8 @@ void far_field_intensity(ExecSpace const& space, int B, ComplexView4<T, Mem> con
   auto F = Psi;
   auto I = intensity;
   Kokkos::parallel_for(
-      "ptyko::far_field_intensity", Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(B) * D * D),
-      KOKKOS_LAMBDA(std::size_t k) {
-        auto const [b, i, j] = frame_index(k, D);
+      "ptyko::far_field_intensity", frame_policy(space, B, D),
+      KOKKOS_LAMBDA(int b, int i, int j) {
         T sum = 0;
         for (int m = 0; m < M; ++m) sum += math::norm2(F(b, m, i, j));
         I(b, i, j) = sum;
@@ -61,9 +60,8 @@ double fourier_pixel_reduce(ExecSpace const& space, char const* label, int B,
   auto msk = mask;
   double cost = 0;
   Kokkos::parallel_reduce(
-      label, Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(B) * D * D),
-      KOKKOS_LAMBDA(std::size_t k, double& acc) {
-        auto const [b, i, j] = frame_index(k, D);
+      label, frame_policy(space, B, D),
+      KOKKOS_LAMBDA(int b, int i, int j, double& acc) {
         // Plain `if` on the constexpr flag, not `if constexpr`: nvcc forbids an
         // extended lambda to first-capture a variable inside if-constexpr.
         if (has_mask && msk(i, j) == 0) {

@@ -25,12 +25,13 @@ struct PatchCorner {
   KOKKOS_INLINE_FUNCTION PatchCorner(T pos_y, T pos_x, int D) {
     T const cy = pos_y - T(D / 2);
     T const cx = pos_x - T(D / 2);
-    T const fly = math::floor(cy);
-    T const flx = math::floor(cx);
-    y = int(fly);
-    x = int(flx);
-    fy = cy - fly;
-    fx = cx - flx;
+    // Truncation is floor here: patches lie inside the object, so corners
+    // are >= 0 (checked by patches_inside), and it is far cheaper than a
+    // floor call in every kernel's inner loop.
+    y = int(cy);
+    x = int(cx);
+    fy = cy - T(y);
+    fx = cx - T(x);
   }
 
   /// Bilinear sample of `obj` at patch pixel (i, j).
@@ -53,6 +54,7 @@ bool patches_inside(PositionsView const& positions, int D, int H, int W) {
                 "ptyko::patches_inside: positions must be host-accessible");
   for (std::size_t n = 0; n < positions.extent(0); ++n) {
     if (!math::isfinite(positions(n, 0)) || !math::isfinite(positions(n, 1))) return false;
+    if (positions(n, 0) < T(D / 2) || positions(n, 1) < T(D / 2)) return false;  // corner < 0
     PatchCorner<T> const c(positions(n, 0), positions(n, 1), D);
     if (c.y < 0 || c.x < 0 || c.y + D >= H || c.x + D >= W) return false;
   }
@@ -75,9 +77,8 @@ void extract_patches(ExecSpace const& space, ComplexView2<T, Mem> const& object,
   auto idx = indices;
   auto out = patches;
   Kokkos::parallel_for(
-      "ptyko::extract_patches", Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(B) * D * D),
-      KOKKOS_LAMBDA(std::size_t k) {
-        auto const [b, i, j] = frame_index(k, D);
+      "ptyko::extract_patches", frame_policy(space, B, D),
+      KOKKOS_LAMBDA(int b, int i, int j) {
         int const n = idx(b);
         out(b, i, j) = PatchCorner<T>(pos(n, 0), pos(n, 1), D).sample(obj, i, j);
       });
@@ -101,11 +102,8 @@ void scatter_add_patches(ExecSpace const& space, int B, int D,
   auto idx = indices;
   auto out = target;
   Kokkos::parallel_for(
-      label, Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(B) * E * E),
-      KOKKOS_LAMBDA(std::size_t k) {
-        int const b = int(k / (std::size_t(E) * E));
-        int const u = int((k / E) % E);
-        int const v = int(k % E);
+      label, frame_policy(space, B, E),
+      KOKKOS_LAMBDA(int b, int u, int v) {
         int const n = idx(b);
         PatchCorner<T> const c(pos(n, 0), pos(n, 1), D);
         // Object pixel (c.y+u, c.x+v) takes weight (1-fy)(1-fx) from patch

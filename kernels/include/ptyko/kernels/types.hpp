@@ -51,14 +51,24 @@ template <class Mem>
 using MaskView = Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, Mem>;
 
 /// Position of flat index k in a stack of D x D frames: frame b, row i,
-/// column j. The kernels run flat RangePolicies over (B, D, D) so that the
-/// fastest index (j) is the contiguous one on every backend.
+/// column j (for kernels that must run flat; frame_policy avoids the
+/// divisions).
 struct FrameIndex {
   int b, i, j;
 };
 KOKKOS_INLINE_FUNCTION FrameIndex frame_index(std::size_t k, int D) {
   std::size_t const d = std::size_t(D);
   return FrameIndex{int(k / (d * d)), int((k / d) % d), int(k % d)};
+}
+
+/// Iteration over a stack of `frames` frames of D x D pixels, (b, i, j) with
+/// j fastest (the contiguous index of LayoutRight Views) on every backend:
+/// the kernels get their indices without integer divisions.
+template <class ExecSpace>
+auto frame_policy(ExecSpace const& space, int frames, int D) {
+  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>,
+                                       Kokkos::IndexType<int>>;
+  return Policy(space, {0, 0, 0}, {frames, D, D});
 }
 
 /// True when T is float or double (the two precisions ptyko instantiates).

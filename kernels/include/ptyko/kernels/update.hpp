@@ -22,9 +22,8 @@ void subtract_exit_waves(ExecSpace const& space, int B, ComplexView3<T, Mem> con
   auto S = patches;
   auto out = psi;
   Kokkos::parallel_for(
-      "ptyko::subtract_exit_waves", Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(B) * D * D),
-      KOKKOS_LAMBDA(std::size_t k) {
-        auto const [b, i, j] = frame_index(k, D);
+      "ptyko::subtract_exit_waves", frame_policy(space, B, D),
+      KOKKOS_LAMBDA(int b, int i, int j) {
         Complex<T> const s = S(b, i, j);
         for (int m = 0; m < M; ++m) out(b, m, i, j) -= P(m, i, j) * s;
       });
