@@ -8,7 +8,14 @@
 //  2. Fourier step, per position: po = P S_j O,
 //       psi_j <- beta (psi_j + Pi_F(2 po - psi_j) - po) + (1 - beta) po
 //     (beta = 1: DM; beta < 1: RAAR with A = Fourier and B = overlap
-//     constraints in Luke's notation). Pi_F is the Gaussian modulus projection.
+//     constraints in Luke's notation). Pi_F is the Gaussian modulus
+//     projection, or with a power bound (fourier_relax > 0, DM's default;
+//     PtyPy's fourier_relax_factor) its relaxed form: a frame whose mean
+//     squared modulus deviation err = <(|Psi| - sqrt(d))^2> exceeds
+//     pbound = relax^2 max_j(sum d_j) / (4 D^2) moves only onto the sphere of
+//     radius sqrt(pbound) around the data, |Psi'| = sqrt(d) + (|Psi| - sqrt(d))
+//     sqrt(pbound / err), and a frame within it is left as it is. This keeps
+//     DM from chasing the photon noise (docs/solvers.md).
 // The exit waves stay on their rank; only the overlap sums are synchronised.
 
 #include "pie_common.hpp"
@@ -85,6 +92,103 @@ void mix_exit_wave_modes(ExecSpace const& space, ComplexView4<T, typename ExecSp
       });
 }
 
+/// The power-bounded modulus projection (see the file comment), in place on
+/// the far fields Psi (B, M, D, D) of frames data(indices(b)); every value is
+/// also multiplied by `out_scale` (the orthonormal factor of the inverse FFT
+/// that follows, as in modulus_projection). Masked pixels keep the model
+/// value; `measured` is the number of unmasked pixels. Returns the Gaussian
+/// cost of the Psi it received (blocking).
+template <class T, class ExecSpace>
+double power_bound_projection(ExecSpace const& space, int B,
+                              ComplexView4<T, typename ExecSpace::memory_space> const& Psi,
+                              RealView3<float, typename ExecSpace::memory_space> const& data,
+                              IndexView<typename ExecSpace::memory_space> const& indices,
+                              MaskView<typename ExecSpace::memory_space> const& mask, int measured,
+                              double pbound, T eps, T out_scale) {
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  using Member = typename Policy::member_type;
+  int const M = int(Psi.extent(1)), D = int(Psi.extent(2));
+  int const pixels = D * D;
+  bool const has_mask = mask.extent(0) > 0;
+  auto F = Psi;
+  auto d = data;
+  auto idx = indices;
+  auto msk = mask;
+  double cost = 0;
+  Kokkos::parallel_reduce(
+      "ptyko::DM::power_bound_projection", Policy(space, B, Kokkos::AUTO),
+      KOKKOS_LAMBDA(Member const& team, double& acc) {
+        int const b = team.league_rank();
+        int const frame = idx(b);
+        double sum = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, pixels),
+            [&](int k, double& s) {
+              int const i = k / D, j = k % D;
+              if (has_mask && msk(i, j) == 0) return;
+              T I = 0;
+              for (int m = 0; m < M; ++m) I += math::norm2(F(b, m, i, j));
+              T const dev = math::sqrt(I) - math::sqrt(T(d(frame, i, j)));
+              s += double(dev * dev);
+            },
+            sum);
+        team.team_barrier();  // every thread has read Psi before it changes
+        double const err = measured > 0 ? sum / measured : 0;
+        // A frame within the bound keeps its Psi; otherwise renorm = 0 would
+        // be the full modulus projection.
+        bool const project = err > pbound;
+        T const renorm = project ? T(math::sqrt(pbound / err)) : T(0);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, pixels), [&](int k) {
+          int const i = k / D, j = k % D;
+          T factor = out_scale;
+          if (project && !(has_mask && msk(i, j) == 0)) {
+            T I = 0;
+            for (int m = 0; m < M; ++m) I += math::norm2(F(b, m, i, j));
+            T const a = math::sqrt(I), fm = math::sqrt(T(d(frame, i, j)));
+            factor *= (fm + (a - fm) * renorm) / (a + eps);
+          }
+          for (int m = 0; m < M; ++m) F(b, m, i, j) *= factor;
+        });
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { acc += sum; });
+      },
+      cost);
+  return cost;
+}
+
+/// Number of measured pixels of a D x D detector (all when the mask is empty). Blocking.
+template <class ExecSpace>
+int measured_pixels(ExecSpace const& space, MaskView<typename ExecSpace::memory_space> const& mask, int D) {
+  if (mask.extent(0) == 0) return D * D;
+  auto msk = mask;
+  int n = 0;
+  Kokkos::parallel_reduce(
+      "ptyko::DM::measured_pixels", Kokkos::RangePolicy<ExecSpace>(space, 0, D * D),
+      KOKKOS_LAMBDA(int k, int& acc) { acc += msk(k / D, k % D) != 0; }, n);
+  return n;
+}
+
+/// The largest total of measured counts in one frame of `data`. Blocking.
+template <class ExecSpace>
+double max_frame_counts(ExecSpace const& space, RealView3<float, typename ExecSpace::memory_space> const& data,
+                        MaskView<typename ExecSpace::memory_space> const& mask) {
+  int const n = int(data.extent(0)), D = int(data.extent(1));
+  bool const has_mask = mask.extent(0) > 0;
+  auto d = data;
+  auto msk = mask;
+  double result = 0;
+  Kokkos::parallel_reduce(
+      "ptyko::DM::max_frame_counts", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+      KOKKOS_LAMBDA(int f, double& mx) {
+        double s = 0;
+        for (int i = 0; i < D; ++i)
+          for (int j = 0; j < D; ++j)
+            if (!has_mask || msk(i, j)) s += double(d(f, i, j));
+        if (s > mx) mx = s;
+      },
+      Kokkos::Max<double>(result));
+  return result;
+}
+
 template <class T, class ExecSpace>
 class DifferenceMap final : public Solver<T, ExecSpace> {
  public:
@@ -139,6 +243,13 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
     }
     if (m_options.object_clip) clip_amplitude(space, state.object, T(1));
 
+    if (m_pbound < 0) {  // first epoch: the bound from the brightest frame of all ranks
+      double const relax = std::max(0.0, m_options.fourier_relax);
+      double const D = data.detector();
+      double const brightest = sync.max(max_frame_counts(space, data.frames, data.mask));
+      m_pbound = 0.25 * relax * relax * brightest / (D * D);
+      m_measured = measured_pixels(space, data.mask, data.detector());
+    }
     bool const measure = m_options.cost_every > 0 && state.epoch % m_options.cost_every == 0;
     double cost = 0;
     T const beta = T(m_options.beta);
@@ -157,7 +268,10 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
       reflect_exit_waves<T>(space, B, state.probe, m_model->patches(), psi_of(c), m_waves, inv_d);
       m_model->fft().forward(space, waves, waves, FFTNorm::none);
       double const fourier_error =
-          modulus_projection(space, B, m_waves, data.frames, idx, data.mask, T(1e-6), inv_d);
+          m_pbound > 0
+              ? power_bound_projection<T>(space, B, m_waves, data.frames, idx, data.mask, m_measured, m_pbound,
+                                          T(1e-6), inv_d)
+              : modulus_projection(space, B, m_waves, data.frames, idx, data.mask, T(1e-6), inv_d);
       if (!m_options.cost_every) cost += fourier_error;
       m_model->fft().inverse(space, waves, waves, FFTNorm::none);
       update_exit_waves<T>(space, B, state.probe, m_model->patches(), m_waves, psi_of(c), beta);
@@ -208,6 +322,8 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
   UpdateSums<T, ExecSpace> m_sums;
   std::vector<IndexView<Mem>> m_chunks;
   std::vector<int> m_first;
+  double m_pbound = -1;  ///< power bound per pixel (0: plain projection); set in the first epoch
+  int m_measured = 0;    ///< unmasked detector pixels
 };
 
 template <class T, class ExecSpace>
