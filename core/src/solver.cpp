@@ -34,8 +34,10 @@ void resolve_solver_defaults(SolverOptions& o, std::size_t frames) {
   bool const projection = o.solver == "dm" || o.solver == "raar";
   if (o.batch_size == 0) {
     // Small batches converge in the fewest epochs (docs/solvers.md); DM's
-    // "batch" only bounds the work buffers.
-    o.batch_size = o.solver == "epie" ? 1 : projection ? 64 : 16;
+    // "batch" only bounds the work buffers. LSQML: 8 rather than 16 takes the
+    // object error after 100 epochs from 0.054 to 0.043 (0.033 after 200) on
+    // the 1e6-photon test data, for ~10 % more time per epoch.
+    o.batch_size = o.solver == "epie" ? 1 : projection ? 64 : o.solver == "lsqml" ? 8 : 16;
     o.batch_size = int(std::min<std::size_t>(std::size_t(o.batch_size), frames));
   }
   PTYKO_REQUIRE(std::size_t(o.batch_size) <= frames, "--batch-size ", o.batch_size,
@@ -47,12 +49,18 @@ void resolve_solver_defaults(SolverOptions& o, std::size_t frames) {
     if (o.alpha < 0) o.alpha = 0.1;
     if (o.beta < 0) o.beta = 0.1;
   } else if (o.solver == "lsqml") {
-    if (o.alpha < 0) o.alpha = 0.05;
-    if (o.beta < 0) o.beta = 0.05;
+    // With batches of 8, alpha = beta = 0.05 / 0.1 / 0.2 give object errors
+    // 0.044 / 0.043 / 0.043 after 100 epochs (0.038 / 0.033 / - after 200);
+    // beta alone hardly matters.
+    if (o.alpha < 0) o.alpha = 0.1;
+    if (o.beta < 0) o.beta = 0.1;
   } else if (o.solver == "dm") {
     o.beta = 1;  // DM is RAAR with beta = 1
   } else if (o.solver == "raar") {
-    if (o.beta < 0) o.beta = 0.85;
+    // beta 0.5 / 0.75 / 0.85 / 0.9 / 0.95: object error 0.170 / 0.087 /
+    // 0.054 / 0.045 / 0.046 after 100 epochs; 0.85-0.95 all end near 0.044
+    // after 200 (the plateau of RAAR's biased fixed point).
+    if (o.beta < 0) o.beta = 0.9;
   }
   // DM is not a descent method: on noisy data the full modulus projection
   // keeps chasing the photon noise and the object error wanders (0.06-0.13
