@@ -94,11 +94,12 @@ void fill_random(Exec const& space, Kokkos::Random_XorShift64_Pool<Exec> const& 
   Kokkos::parallel_for(
       "bench::fill", Kokkos::RangePolicy<Exec>(space, 0, v.span()), KOKKOS_LAMBDA(std::size_t k) {
         auto g = pool.get_state();
+        V& out = p[k];  // nvcc: no first capture (of p) inside if constexpr
         if constexpr (std::is_same_v<V, Complex<T>>) {
           T const a = T(g.frand(0.5f, 1.0f)), ph = T(g.frand(-3.f, 3.f));
-          p[k] = Complex<T>(a * math::cos(ph), a * math::sin(ph));
+          out = Complex<T>(a * math::cos(ph), a * math::sin(ph));
         } else {
-          p[k] = V(g.frand(0.f, 100.f));
+          out = V(g.frand(0.f, 100.f));
         }
         pool.free_state(g);
       });
