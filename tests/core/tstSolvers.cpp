@@ -1,0 +1,404 @@
+// Solver quality on a simulated dataset, assembled in-process the way
+// `ptyko reconstruct` does it (read_scan_layout -> load_local_data ->
+// initial_state -> Reconstruction -> step()) with the single-process
+// LocalSync, and scored with the metric module (object_error against the
+// simulation's truth over its illuminated region).
+//
+// Dataset: ptyko::simulate defaults (64 x 64 detector, 400 Fermat-spiral
+// positions at 70 % overlap, 1e6 photons per frame, 2 probe modes, seed 1).
+// Thresholds come from measurements on this data (Serial backend, Release);
+// each assertion states the measured value it guards, with a margin for
+// other backends' rounding (the solvers are nonlinear, so rounding changes
+// the path a little). Runs that several tests look at are made once.
+// Cost: ~1000 solver epochs, 76 s of one core (Serial, Release, 2-core
+// machine shared with other work: 156 s wall).
+#include <ptyko/core/cxi.hpp>
+#include <ptyko/core/dataset.hpp>
+#include <ptyko/core/illumination.hpp>
+#include <ptyko/core/metrics.hpp>
+#include <ptyko/core/probe_modes.hpp>
+#include <ptyko/core/reconstruction.hpp>
+#include <ptyko/core/scan.hpp>
+#include <ptyko/core/simulate.hpp>
+#include <ptyko/core/solver.hpp>
+#include <ptyko/core/sync.hpp>
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+namespace {
+
+using namespace ptyko;
+using Exec = Kokkos::DefaultExecutionSpace;
+
+/// A simulated CXI file on disk, its layout and the truth to score against.
+struct Dataset {
+  std::string path;
+  ScanLayout layout;
+  CxiTruth truth;
+  HostRealImage illumination;  ///< of the true probe: the region of object_error
+};
+
+/// What a run leaves behind.
+struct RunResult {
+  std::vector<double> cost;            ///< mean cost per frame, per epoch
+  double error = 0;                    ///< object NRMSE against the truth
+  HostComplexImage object;             ///< final object, double on the host
+  HostComplex3 probe;                  ///< final probe modes
+  std::vector<double> mode_fractions;  ///< power fractions of the last epoch
+  double seconds = 0;                  ///< of the epochs alone
+};
+
+// Simulated files and finished runs are cached for the whole executable:
+// several tests look at the same run. Both hold Kokkos Views, so they are
+// released in the environment's TearDown, before Kokkos is finalised.
+std::map<std::string, std::unique_ptr<Dataset>>& datasets() {
+  static std::map<std::string, std::unique_ptr<Dataset>> d;
+  return d;
+}
+std::map<std::string, std::unique_ptr<RunResult>>& runs() {
+  static std::map<std::string, std::unique_ptr<RunResult>> r;
+  return r;
+}
+
+class SolverEnvironment : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    for (auto const& [key, d] : datasets()) std::filesystem::remove(d->path);
+    runs().clear();
+    datasets().clear();
+  }
+};
+[[maybe_unused]] auto* const environment = ::testing::AddGlobalTestEnvironment(new SolverEnvironment);
+
+SimulationOptions default_simulation() {
+  SimulationOptions s;  // 400 positions, 64 x 64, 2 modes, 1e6 photons, 70 % overlap
+  s.seed = 1;
+  return s;
+}
+
+Dataset const& dataset(std::string const& key, SimulationOptions const& sim) {
+  auto& d = datasets()[key];
+  if (!d) {
+    d = std::make_unique<Dataset>();
+    CxiContents contents = simulate(sim);
+    d->path = (std::filesystem::temp_directory_path() /
+               ("ptyko_tstSolvers_" + std::to_string(getpid()) + "_" + key + ".cxi"))
+                  .string();
+    cxi_write(d->path, contents);
+    d->layout = read_scan_layout(d->path, LoadOptions{});
+    d->truth = *contents.truth;
+    d->illumination = illumination_map(d->truth.probe, d->truth.positions_px, d->layout.grid.height,
+                                       d->layout.grid.width);
+  }
+  return *d;
+}
+
+Dataset const& default_dataset() { return dataset("default", default_simulation()); }
+
+/// The device object tile as a double-precision host image.
+template <class T>
+HostComplexImage object_on_host(ComplexView2<T, Exec::memory_space> const& object) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), object);
+  HostComplexImage out("object", h.extent(0), h.extent(1));
+  for (std::size_t k = 0; k < h.span(); ++k) out.data()[k] = Complex<double>(h.data()[k].real(), h.data()[k].imag());
+  return out;
+}
+
+template <class T>
+HostComplex3 probe_on_host(ComplexView3<T, Exec::memory_space> const& probe) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), probe);
+  HostComplex3 out("probe", h.extent(0), h.extent(1), h.extent(2));
+  for (std::size_t k = 0; k < h.span(); ++k) out.data()[k] = Complex<double>(h.data()[k].real(), h.data()[k].imag());
+  return out;
+}
+
+/// Runs `options.epochs` epochs on `d` as `ptyko reconstruct` would on one
+/// rank (all frames, tile = whole grid, no probe guess, probe diameter from
+/// the scan step) and scores the final object. `ignore_mask` drops the file's
+/// detector mask after loading (dead pixels then count as measured zeros).
+template <class T>
+RunResult reconstruct(Dataset const& d, SolverOptions const& options, bool ignore_mask = false) {
+  Exec space;
+  LocalSync<T, Exec> sync;
+  auto const& layout = d.layout;
+  int const H = layout.grid.height, W = layout.grid.width;
+  std::vector<std::size_t> ids(layout.info.frames);
+  std::iota(ids.begin(), ids.end(), std::size_t(0));
+  LoadOptions const load;
+  auto data = load_local_data<T, Exec>(space, layout, ids, 0, 0, H, W, load);
+  if (ignore_mask) data.mask = MaskView<Exec::memory_space>();
+  double const diameter = default_probe_diameter(typical_step(layout.positions_px), layout.info.ny);
+  auto state = initial_state<T, Exec>(space, data, sync, H, W, HostComplex3(), options.modes, options.seed,
+                                      diameter);
+  Reconstruction<T, Exec> rec(space, std::move(data), std::move(state), options, sync, layout.positions_px);
+  RunResult run;
+  auto const t0 = std::chrono::steady_clock::now();
+  while (!rec.done()) run.mode_fractions = rec.step().mode_power_fractions;
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  run.cost = rec.state().cost;
+  run.object = object_on_host<T>(rec.state().object);
+  run.probe = probe_on_host<T>(rec.state().probe);
+  run.error = object_error(run.object, d.truth.object, d.illumination).nrmse;
+  SolverOptions const& o = rec.options();
+  std::printf("%s %s, %d epochs (batch %d, alpha %g, beta %g, %s noise%s): %.1f s, error %.4f, cost %.6g -> %.6g\n",
+              o.solver.c_str(), std::is_same_v<T, float> ? "float" : "double", o.epochs, o.batch_size, o.alpha,
+              o.beta, o.noise == NoiseModel::gaussian ? "gaussian" : "poisson", ignore_mask ? ", mask ignored" : "",
+              run.seconds, run.error, run.cost.front(), run.cost.back());
+  std::fflush(stdout);
+  return run;
+}
+
+SolverOptions solver_options(std::string const& solver, int epochs) {
+  SolverOptions o;
+  o.solver = solver;
+  o.epochs = epochs;
+  o.modes = 2;
+  o.seed = 1;
+  return o;
+}
+
+/// A cached run: the same key always means the same configuration.
+template <class T>
+RunResult const& cached_run(std::string const& key, Dataset const& d, SolverOptions const& options) {
+  auto& r = runs()[key];
+  if (!r) r = std::make_unique<RunResult>(reconstruct<T>(d, options));
+  return *r;
+}
+
+double mean_of_last(std::vector<double> const& v, std::size_t n) {
+  n = std::min(n, v.size());
+  return std::accumulate(v.end() - long(n), v.end(), 0.0) / double(n);
+}
+
+/// || a - b || / || b || over all pixels.
+double relative_difference(HostComplexImage const& a, HostComplexImage const& b) {
+  double num = 0, den = 0;
+  for (std::size_t k = 0; k < a.span(); ++k) {
+    std::complex<double> const x(a.data()[k].real(), a.data()[k].imag()), y(b.data()[k].real(), b.data()[k].imag());
+    num += std::norm(x - y);
+    den += std::norm(y);
+  }
+  return std::sqrt(num / den);
+}
+
+/// The common claims about a finished run: finite costs, the mean cost of the
+/// last 5 epochs below `max_cost_ratio` times the first, the object error
+/// below `max_error`.
+void expect_converged(RunResult const& run, double max_cost_ratio, double max_error) {
+  ASSERT_FALSE(run.cost.empty());
+  for (double c : run.cost) ASSERT_TRUE(std::isfinite(c));
+  double const ratio = mean_of_last(run.cost, 5) / run.cost.front();
+  EXPECT_LT(ratio, max_cost_ratio) << "mean cost of the last 5 epochs / first epoch";
+  EXPECT_LT(run.error, max_error);
+}
+
+// ---------------------------------------------------------------------------
+// Per-solver convergence.
+
+// What the thresholds below compare with: the initial object (all ones)
+// scored against the truth.
+TEST(Baseline, InitialObjectIsFarOff) {
+  Dataset const& d = default_dataset();
+  HostComplexImage ones("ones", d.truth.object.extent(0), d.truth.object.extent(1));
+  Kokkos::deep_copy(ones, Complex<double>(1));
+  double const error = object_error(ones, d.truth.object, d.illumination).nrmse;
+  std::printf("initial object (ones): error %.4f\n", error);
+  EXPECT_GT(error, 0.3);
+}
+
+struct SolverCase {
+  char const* solver;
+  int epochs;
+  double max_cost_ratio;  ///< mean cost of the last 5 epochs / cost of the first
+  double max_error;       ///< object NRMSE after `epochs`
+};
+
+std::ostream& operator<<(std::ostream& os, SolverCase const& c) { return os << c.solver; }
+
+// Thresholds (float, 2 modes, the defaults of resolve_solver_defaults). The
+// initial object scores 0.354 (Baseline below). Measured on the Serial
+// backend, with the error after 100 / 200 epochs for reference (the
+// convergence table of docs/solvers.md):
+//   rpie   100 epochs: error 0.0405 (200: 0.0297), cost ratio 0.049
+//   lsqml  100 epochs: error 0.0432 (200: 0.0325), cost ratio 0.052
+//   epie    25 epochs: error 0.1495 (100: 0.0613), cost ratio 0.047
+//   dm      60 epochs: error 0.0621 (100: 0.0462), cost ratio 0.030
+//   raar    60 epochs: error 0.0572 (100: 0.0450), cost ratio 0.028
+// The error limits hold the goals (LSQML and rPIE below 0.05 within 100
+// epochs, DM below 0.08 within 100: here within 60) with ~15-25 % margin for
+// other backends' rounding; ePIE, one position per update, is slow per epoch
+// and only checked early on. Every cost ratio limit is 0.1 (measured <= 0.052).
+SolverCase const solver_cases[] = {
+    {"rpie", 100, 0.1, 0.05},
+    {"lsqml", 100, 0.1, 0.05},
+    {"epie", 25, 0.1, 0.18},
+    {"dm", 60, 0.1, 0.075},
+    {"raar", 60, 0.1, 0.07},
+};
+
+SolverOptions case_options(SolverCase const& c) { return solver_options(c.solver, c.epochs); }
+
+RunResult const& solver_run(SolverCase const& c) {
+  return cached_run<float>(std::string("solver_") + c.solver, default_dataset(), case_options(c));
+}
+
+class SolverConvergence : public ::testing::TestWithParam<SolverCase> {};
+
+TEST_P(SolverConvergence, CostFallsAndObjectIsRecovered) {
+  SolverCase const& c = GetParam();
+  RunResult const& run = solver_run(c);
+  std::printf("%s: cost ratio (last 5 / first) %.4f, object error %.4f after %d epochs\n", c.solver,
+              mean_of_last(run.cost, 5) / run.cost.front(), run.error, c.epochs);
+  expect_converged(run, c.max_cost_ratio, c.max_error);
+}
+
+INSTANTIATE_TEST_SUITE_P(Solvers, SolverConvergence, ::testing::ValuesIn(solver_cases),
+                         [](::testing::TestParamInfo<SolverCase> const& info) {
+                           return std::string(info.param.solver);
+                         });
+
+// ---------------------------------------------------------------------------
+// Probe modes: after every epoch that updates the probe, Reconstruction
+// orthogonalises the modes and sorts them by power. Checked on the final
+// probe of every solver's run above.
+
+TEST(ProbeModes, OrthogonalAndSortedByPower) {
+  for (SolverCase const& c : solver_cases) {
+    RunResult const& run = solver_run(c);
+    HostComplex3 const& p = run.probe;
+    int const M = int(p.extent(0));
+    ASSERT_EQ(M, 2);
+    std::size_t const n = p.extent(1) * p.extent(2);
+    std::vector<double> power(M);
+    double worst = 0;
+    for (int a = 0; a < M; ++a)
+      for (int b = 0; b < M; ++b) {
+        std::complex<double> s = 0;
+        for (std::size_t k = 0; k < n; ++k) {
+          auto const x = p.data()[a * n + k], y = p.data()[b * n + k];
+          s += std::conj(std::complex<double>(x.real(), x.imag())) * std::complex<double>(y.real(), y.imag());
+        }
+        if (a == b) power[a] = s.real();
+        else worst = std::max(worst, std::abs(s));
+      }
+    double const overlap = worst / std::sqrt(power[0] * power[1]);
+    std::printf("%s: |<P0,P1>| / (|P0| |P1|) = %.2e, mode powers %.4g %.4g (fractions reported %.4f %.4f)\n",
+                c.solver, overlap, power[0], power[1], run.mode_fractions.at(0), run.mode_fractions.at(1));
+    EXPECT_LT(overlap, 1e-4) << c.solver;  // measured 3e-8 .. 3e-7 (float rounding)
+    EXPECT_GE(power[0], power[1]) << c.solver;
+    ASSERT_EQ(run.mode_fractions.size(), 2u);
+    EXPECT_NEAR(run.mode_fractions[0] + run.mode_fractions[1], 1.0, 1e-9) << c.solver;
+    EXPECT_GE(run.mode_fractions[0], run.mode_fractions[1]) << c.solver;
+    // The reported fractions are those of the final probe.
+    EXPECT_NEAR(run.mode_fractions[0], power[0] / (power[0] + power[1]), 1e-5) << c.solver;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Precision: the same run in float and double.
+
+TEST(Precision, FloatAndDoubleAgree) {
+  // Measured after 25 epochs: error 0.1141 in both, ||O_f - O_d|| / ||O_d||
+  // = 4.4e-6, final costs equal to 6 digits. Limits: 5 % on the error, 1e-3
+  // on the objects (room for backends whose float sums run in another order).
+  SolverOptions const o = solver_options("rpie", 25);
+  RunResult const& f = cached_run<float>("precision_float", default_dataset(), o);
+  RunResult const& d = cached_run<double>("precision_double", default_dataset(), o);
+  double const difference = relative_difference(f.object, d.object);
+  std::printf("rpie %d epochs: error float %.4f double %.4f, ||O_f - O_d|| / ||O_d|| = %.3e, cost %.6g vs %.6g\n",
+              o.epochs, f.error, d.error, difference, f.cost.back(), d.cost.back());
+  EXPECT_NEAR(f.error, d.error, 0.05 * d.error);
+  EXPECT_LT(difference, 1e-3);
+  EXPECT_NEAR(f.cost.back(), d.cost.back(), 1e-3 * d.cost.back());
+}
+
+// ---------------------------------------------------------------------------
+// Determinism: the same seed twice gives the same result.
+
+constexpr bool serial_backend() {
+#ifdef KOKKOS_ENABLE_SERIAL
+  return std::is_same_v<Exec, Kokkos::Serial>;
+#else
+  return false;
+#endif
+}
+
+TEST(Determinism, SameSeedSameObject) {
+  SolverOptions const o = solver_options("lsqml", 10);
+  RunResult const a = reconstruct<float>(default_dataset(), o);
+  RunResult const b = reconstruct<float>(default_dataset(), o);
+  ASSERT_EQ(a.object.span(), b.object.span());
+  if (serial_backend()) {
+    // One thread, fixed batch order and probe seed: bit-identical.
+    std::size_t differing = 0;
+    for (std::size_t k = 0; k < a.object.span(); ++k)
+      differing += a.object.data()[k] != b.object.data()[k];
+    for (std::size_t k = 0; k < a.probe.span(); ++k) differing += a.probe.data()[k] != b.probe.data()[k];
+    EXPECT_EQ(differing, 0u);
+    EXPECT_EQ(a.cost, b.cost);
+  } else {
+    // Threads and atomics sum in a varying order: equal up to rounding, which
+    // the nonlinear iteration amplifies a little.
+    EXPECT_LT(relative_difference(a.object, b.object), 1e-2);
+    EXPECT_NEAR(a.error, b.error, 0.05 * a.error);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Poisson noise model (LSQML and rPIE).
+
+TEST(NoiseModel, PoissonConverges) {
+  // Measured after 50 epochs: lsqml 0.0448 (gaussian: 0.0641), rpie 0.0644
+  // (gaussian: 0.0655); cost ratios 0.055 and 0.047.
+  std::tuple<char const*, int, double> const cases[] = {{"lsqml", 50, 0.055}, {"rpie", 50, 0.08}};
+  for (auto const& [solver, epochs, max_error] : cases) {
+    SolverOptions o = solver_options(solver, epochs);
+    o.noise = NoiseModel::poisson;
+    RunResult const& run = cached_run<float>(std::string("poisson_") + solver, default_dataset(), o);
+    std::printf("%s poisson: cost ratio %.4f, error %.4f after %d epochs\n", solver,
+                mean_of_last(run.cost, 5) / run.cost.front(), run.error, epochs);
+    SCOPED_TRACE(solver);
+    expect_converged(run, 0.1, max_error);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Masked detector pixels: 5 % dead pixels (reading 0, masked in the file).
+
+TEST(Mask, DeadPixelsAreIgnored) {
+  SimulationOptions sim = default_simulation();
+  sim.dead_pixel_fraction = 0.05;
+  Dataset const& d = dataset("dead_pixels", sim);
+  ASSERT_TRUE(d.layout.info.has_mask);
+  SolverOptions const o = solver_options("rpie", 40);
+  RunResult const& masked = cached_run<float>("mask_rpie", d, o);
+  RunResult const& clean = cached_run<float>("mask_clean_rpie", default_dataset(), o);
+  // The same data with the mask thrown away: dead pixels then read as
+  // measured zeros, which the solver tries to fit.
+  RunResult const unmasked = reconstruct<float>(d, o, true);
+  std::printf("rpie %d epochs: error %.4f with 5 %% dead pixels masked, %.4f without dead pixels, %.4f with "
+              "the mask ignored\n",
+              o.epochs, masked.error, clean.error, unmasked.error);
+  // Measured: 0.0874 masked, 0.0783 on the same scan without dead pixels,
+  // 0.2641 when the mask is ignored (its cost stalls at ~9x the masked one).
+  expect_converged(masked, 0.1, 0.1);
+  EXPECT_LT(masked.error, 1.25 * clean.error);
+  EXPECT_GT(unmasked.error, 2 * masked.error);
+}
+
+}  // namespace
