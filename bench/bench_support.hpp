@@ -244,6 +244,9 @@ class MarkdownReporter : public benchmark::BenchmarkReporter {
   void Finalize() override {
     auto& out = GetOutputStream();
     if (!m_title.empty()) out << "\n### " << m_title << "\n\n";
+    out << "ptyko " << PTYKO_BENCH_GIT_REVISION << " (" << PTYKO_BENCH_BUILD_TYPE << "), Kokkos "
+        << KOKKOS_VERSION / 10000 << "." << KOKKOS_VERSION / 100 % 100 << "." << KOKKOS_VERSION % 100 << " "
+        << exec_space_name() << ", " << fft_backend_name() << ", timer: " << timer_name() << "\n\n";
     out << "| benchmark | time |";
     for (auto const& c : m_columns) out << " " << c << " |";
     out << "\n|---|---:|";

@@ -22,7 +22,7 @@
 //
 // Memory per rank (device; bytes): object tile 2 s A_t, update sums 3 s A_t
 // (numerator, weight), frames 4 n D^2 (float32 as loaded; n = frames of the
-// rank), batch work buffers ~ (2 M + 3) 2 s b D^2 (waves, patches,
+// rank), batch work buffers ~ (2 M + 3) 2 s b D^2 with b = batch / P (waves, patches,
 // products, update products, LSQML direction patches), DM's exit waves
 // 2 s M n D^2; neighbor adds the footprint counts s A_t (and s A_t of
 // weights for k > 1) and 2 * 3 s A_ov of message buffers (plus host mirrors).
@@ -135,7 +135,8 @@ inline ModelResult model(ModelInput const& in, std::string const& strategy, doub
 
   double const At = full ? A : tile_area;
   double const n = in.frames / P;
-  double const b = std::min<double>(in.batch, n);  // local share of a batch is at most this
+  // A rank holds about batch / P positions of each (sparse) global batch.
+  double const b = std::min<double>(std::ceil(double(in.batch) / P), n);
   double mem = 2 * s * At + 3 * s * At + 4 * n * D2 + (2 * M + 3) * 2 * s * b * D2;
   if (is_projection(in.solver)) mem += 2 * s * M * n * D2;
   if (!full) mem += s * At * (in.sync_every > 1 ? 2 : 1) + 2 * 3 * s * overlap_area;

@@ -25,8 +25,10 @@
 // the Fourier error of its projection) and with the default ("dm/cost_every:1").
 //
 //   epoch_bench [--frames N] [--detector D] [--modes M] [--epochs K]
-//               [--all-solvers] [--timer auto|wall|cpu] [--markdown] [--breakdown]
+//               [--all-solvers] [--solvers lsqml,rpie,dm,dm/cost_every:1,raar,epie]
+//               [--dataset FILE.cxi] [--timer auto|wall|cpu] [--markdown] [--breakdown]
 //               [Google Benchmark flags]
+//   --dataset     a CXI file (e.g. memory_bench's 10 000-frame one) instead of the simulation
 //   --breakdown   instead of the benchmarks: per-kernel exclusive time per epoch
 //                 of each solver (Kokkos Tools callbacks, kernel_profiler.hpp)
 //   --markdown    one markdown table, then one line per solver:
@@ -37,8 +39,10 @@
 
 #include <ptyko/core/sync.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
+#include <sstream>
 
 namespace {
 
@@ -49,6 +53,8 @@ using T = float;
 struct Config {
   int frames = 400, detector = 128, modes = 2, epochs = 5, warmup = 3;
   bool all_solvers = false;
+  std::string dataset;                ///< a CXI file instead of the simulated one
+  std::vector<std::string> only;      ///< variants to run (labels); empty: all
 };
 Config g_config;
 std::unique_ptr<SimulatedFile> g_file;
@@ -106,6 +112,12 @@ std::vector<Variant> variants() {
     v.push_back({"raar", "raar", 0});
     v.push_back({"epie", "epie", 1});
   }
+  if (!g_config.only.empty()) {
+    std::vector<Variant> keep;
+    for (auto const& x : v)
+      if (std::find(g_config.only.begin(), g_config.only.end(), x.label) != g_config.only.end()) keep.push_back(x);
+    v = keep;
+  }
   return v;
 }
 
@@ -160,6 +172,13 @@ int main(int argc, char** argv) {
   g_config.epochs = std::stoi(take_flag(argc, argv, "epochs", "5"));
   g_config.warmup = std::stoi(take_flag(argc, argv, "warmup", "3"));
   g_config.all_solvers = take_flag(argc, argv, "all-solvers", "no") != "no";
+  g_config.dataset = take_flag(argc, argv, "dataset", "");
+  {
+    std::string const only = take_flag(argc, argv, "solvers", "");
+    std::stringstream ss(only);
+    std::string item;
+    while (std::getline(ss, item, ',')) if (!item.empty()) g_config.only.push_back(item);
+  }
   set_timer(bench::take_flag(argc, argv, "timer", "auto"));
   bool const markdown = take_flag(argc, argv, "markdown", "no") != "no";
   bool const do_breakdown = take_flag(argc, argv, "breakdown", "no") != "no";
@@ -168,9 +187,12 @@ int main(int argc, char** argv) {
 
   int rc = 0;
   try {
-    g_file = std::make_unique<SimulatedFile>(
-        standard_simulation(g_config.frames, g_config.detector, g_config.modes));
-    g_layout = std::make_unique<ScanLayout>(read_scan_layout(g_file->path(), {}));
+    if (g_config.dataset.empty())
+      g_file = std::make_unique<SimulatedFile>(standard_simulation(g_config.frames, g_config.detector, g_config.modes));
+    g_layout = std::make_unique<ScanLayout>(
+        read_scan_layout(g_config.dataset.empty() ? g_file->path() : g_config.dataset, {}));
+    g_config.frames = int(g_layout->positions_px.size());
+    g_config.detector = g_layout->info.ny;
     if (do_breakdown) {
       breakdown();
     } else {

@@ -74,8 +74,10 @@
 #include <Kokkos_Random.hpp>
 
 #include <cmath>
+#include <map>
 #include <memory>
 #include <random>
+#include <utility>
 
 namespace {
 
@@ -158,6 +160,24 @@ struct Fixture {
   double E() const { return double(D + 1) * (D + 1); }
 };
 
+/// One fixture per (D, B), built on first use and shared by every kernel
+/// and repetition of that configuration (the kernels leave their inputs
+/// usable); released before Kokkos is finalised.
+std::map<std::pair<int, int>, std::unique_ptr<Fixture>>& fixtures() {
+  static std::map<std::pair<int, int>, std::unique_ptr<Fixture>> f;
+  return f;
+}
+Fixture& fixture(Exec const& space, int D, int B) {
+  auto& slot = fixtures()[{D, B}];
+  if (!slot) {
+    fixtures().clear();  // one configuration at a time: benchmarks run grouped by (D, B)
+    auto& again = fixtures()[{D, B}];
+    again = std::make_unique<Fixture>(space, D, B);
+    return *again;
+  }
+  return *slot;
+}
+
 void set_rates(benchmark::State& state, double bytes, double flops, double frames) {
   using C = benchmark::Counter;
   state.counters["bytes/s"] = C(bytes, C::kIsIterationInvariantRate, C::kIs1000);
@@ -178,21 +198,21 @@ void timed_loop(benchmark::State& state, Exec const& space, Work&& work) {
 
 void BM_extract_patches(benchmark::State& state) {
   Exec space;
-  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  Fixture& f = fixture(space, int(state.range(0)), int(state.range(1)));
   timed_loop(state, space, [&] { extract_patches(space, f.object, f.positions, f.indices, f.patches); });
   set_rates(state, 8 * f.B * f.E() + 8 * f.B * f.n(), 20 * f.B * f.n(), f.B);
 }
 
 void BM_add_patches(benchmark::State& state) {
   Exec space;
-  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  Fixture& f = fixture(space, int(state.range(0)), int(state.range(1)));
   timed_loop(state, space, [&] { add_patches(space, f.patches, f.positions, f.indices, f.obj_num); });
   set_rates(state, 8 * f.B * f.n() + 16 * f.B * f.E(), 22 * f.B * f.E(), f.B);
 }
 
 void BM_add_illumination(benchmark::State& state) {
   Exec space;
-  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  Fixture& f = fixture(space, int(state.range(0)), int(state.range(1)));
   timed_loop(state, space, [&] {
     probe_intensity(space, f.probe, f.probe_int);
     auto pint = f.probe_int;
@@ -205,7 +225,7 @@ void BM_add_illumination(benchmark::State& state) {
 
 void BM_extract_exit_waves(benchmark::State& state) {
   Exec space;
-  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  Fixture& f = fixture(space, int(state.range(0)), int(state.range(1)));
   T const scale = T(1) / T(f.D);
   timed_loop(state, space, [&] {
     extract_exit_waves(space, f.object, f.positions, f.indices, f.probe, f.patches, f.waves, scale);
@@ -216,7 +236,7 @@ void BM_extract_exit_waves(benchmark::State& state) {
 
 void BM_exit_waves(benchmark::State& state) {
   Exec space;
-  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  Fixture& f = fixture(space, int(state.range(0)), int(state.range(1)));
   timed_loop(state, space, [&] { exit_waves(space, f.B, f.probe, f.patches, f.waves); });
   set_rates(state, 8 * f.B * f.n() + 8 * M * f.n() + 8.0 * f.B * M * f.n(), 6.0 * f.B * M * f.n(), f.B);
 }
@@ -252,7 +272,7 @@ void BM_fft_measure(benchmark::State& state) {
 
 void BM_modulus_projection(benchmark::State& state) {
   Exec space;
-  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  Fixture& f = fixture(space, int(state.range(0)), int(state.range(1)));
   double cost = 0;
   timed_loop(state, space, [&] { cost += modulus_projection(space, f.B, f.waves, f.data, f.indices, f.mask, T(1e-6)); });
   benchmark::DoNotOptimize(cost);
@@ -261,7 +281,7 @@ void BM_modulus_projection(benchmark::State& state) {
 
 void BM_cost_descent_direction(benchmark::State& state) {
   Exec space;
-  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  Fixture& f = fixture(space, int(state.range(0)), int(state.range(1)));
   double cost = 0;
   timed_loop(state, space, [&] {
     cost += cost_descent_direction(space, NoiseModel::gaussian, f.B, f.waves, f.data, f.indices, f.mask, T(1e-6));
@@ -272,7 +292,7 @@ void BM_cost_descent_direction(benchmark::State& state) {
 
 void BM_data_cost(benchmark::State& state) {
   Exec space;
-  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  Fixture& f = fixture(space, int(state.range(0)), int(state.range(1)));
   double cost = 0;
   timed_loop(state, space, [&] {
     cost += data_cost(space, NoiseModel::gaussian, f.B, f.waves, f.data, f.indices, f.mask, T(1e-6));
@@ -283,21 +303,21 @@ void BM_data_cost(benchmark::State& state) {
 
 void BM_probe_adjoint_product(benchmark::State& state) {
   Exec space;
-  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  Fixture& f = fixture(space, int(state.range(0)), int(state.range(1)));
   timed_loop(state, space, [&] { probe_adjoint_product(space, f.B, f.probe, f.waves, f.products); });
   set_rates(state, 8 * M * f.n() + 8.0 * f.B * M * f.n() + 8 * f.B * f.n(), 8.0 * f.B * M * f.n(), f.B);
 }
 
 void BM_patch_adjoint_product(benchmark::State& state) {
   Exec space;
-  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  Fixture& f = fixture(space, int(state.range(0)), int(state.range(1)));
   timed_loop(state, space, [&] { patch_adjoint_product(space, f.B, f.patches, f.waves, f.probe_out); });
   set_rates(state, 8 * f.B * f.n() + 8.0 * f.B * M * f.n() + 16 * M * f.n(), 8.0 * f.B * M * f.n(), f.B);
 }
 
 void BM_add_patch_intensity(benchmark::State& state) {
   Exec space;
-  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  Fixture& f = fixture(space, int(state.range(0)), int(state.range(1)));
   timed_loop(state, space, [&] { add_patch_intensity(space, f.B, f.patches, f.probe_w); });
   set_rates(state, 8 * f.B * f.n() + 8 * f.n(), 4 * f.B * f.n(), f.B);
 }
@@ -305,7 +325,7 @@ void BM_add_patch_intensity(benchmark::State& state) {
 void BM_apply_preconditioned_update(benchmark::State& state) {
   Exec space;
   int const D = int(state.range(0));
-  Fixture f(space, D, 1);
+  Fixture& f = fixture(space, D, 1);
   Kokkos::deep_copy(f.obj_w, T(1));
   timed_loop(state, space, [&] { apply_preconditioned_update(space, f.object, f.obj_num, f.obj_w, 0.1, 2.0); });
   double const px = double(f.H) * f.W;
@@ -334,7 +354,7 @@ void BM_orthogonalize_modes(benchmark::State& state) {
 /// bytes 3 * 8 B M n, flops 4 B M n.
 void BM_reference_triad(benchmark::State& state) {
   Exec space;
-  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  Fixture& f = fixture(space, int(state.range(0)), int(state.range(1)));
   ComplexView4<T, Mem> v("bench::v", f.B, M, f.D, f.D);
   Kokkos::deep_copy(v, Complex<T>(0.25, 0.5));
   auto* w = f.waves.data();
@@ -354,7 +374,7 @@ void BM_reference_triad(benchmark::State& state) {
 /// result and byte/flop model as exit_waves.
 void BM_reference_exit_waves_rows(benchmark::State& state) {
   Exec space;
-  Fixture f(space, int(state.range(0)), int(state.range(1)));
+  Fixture& f = fixture(space, int(state.range(0)), int(state.range(1)));
   int const n = f.D * f.D;
   auto const* P = f.probe.data();
   auto const* S = f.patches.data();
@@ -376,36 +396,48 @@ void BM_reference_exit_waves_rows(benchmark::State& state) {
 void register_all(bool full) {
   std::vector<int64_t> const detectors{64, 128, 256};
   std::vector<int64_t> const batches = full ? std::vector<int64_t>{16, 32, 64, 128, 256} : std::vector<int64_t>{16, 64};
-  auto batched = [&](char const* name, void (*fn)(benchmark::State&)) {
-    auto* b = benchmark::RegisterBenchmark(name, fn);
-    b->ArgNames({"D", "B"})->UseManualTime()->Unit(benchmark::kMicrosecond);
-    for (auto D : detectors)
-      for (auto B : batches) b->Args({D, B});
+  using Fn = void (*)(benchmark::State&);
+  std::vector<std::pair<char const*, Fn>> const kernels{
+      {"extract_patches", BM_extract_patches},
+      {"exit_waves", BM_exit_waves},
+      {"extract_exit_waves", BM_extract_exit_waves},
+      {"fft_forward", BM_fft<FFTDirection::forward, FFTNorm::none>},
+      {"fft_inverse", BM_fft<FFTDirection::inverse, FFTNorm::none>},
+      {"fft_forward_ortho", BM_fft<FFTDirection::forward, FFTNorm::ortho>},
+      {"fft_forward_measure", BM_fft_measure},
+      {"modulus_projection", BM_modulus_projection},
+      {"cost_descent_direction", BM_cost_descent_direction},
+      {"data_cost", BM_data_cost},
+      {"probe_adjoint_product", BM_probe_adjoint_product},
+      {"add_patches", BM_add_patches},
+      {"add_illumination", BM_add_illumination},
+      {"patch_adjoint_product", BM_patch_adjoint_product},
+      {"add_patch_intensity", BM_add_patch_intensity},
+      {"reference_triad", BM_reference_triad},
+      {"reference_exit_waves_rows", BM_reference_exit_waves_rows},
   };
-  batched("extract_patches", BM_extract_patches);
-  batched("exit_waves", BM_exit_waves);
-  batched("extract_exit_waves", BM_extract_exit_waves);
-  batched("fft_forward", BM_fft<FFTDirection::forward, FFTNorm::none>);
-  batched("fft_inverse", BM_fft<FFTDirection::inverse, FFTNorm::none>);
-  batched("fft_forward_ortho", BM_fft<FFTDirection::forward, FFTNorm::ortho>);
-  batched("fft_forward_measure", BM_fft_measure);
-  batched("modulus_projection", BM_modulus_projection);
-  batched("cost_descent_direction", BM_cost_descent_direction);
-  batched("data_cost", BM_data_cost);
-  batched("probe_adjoint_product", BM_probe_adjoint_product);
-  batched("add_patches", BM_add_patches);
-  batched("add_illumination", BM_add_illumination);
-  batched("patch_adjoint_product", BM_patch_adjoint_product);
-  batched("add_patch_intensity", BM_add_patch_intensity);
-  batched("reference_triad", BM_reference_triad);
-  batched("reference_exit_waves_rows", BM_reference_exit_waves_rows);
-  auto* u = benchmark::RegisterBenchmark("apply_preconditioned_update", BM_apply_preconditioned_update);
-  u->ArgNames({"D"})->UseManualTime()->Unit(benchmark::kMicrosecond);
-  for (auto D : detectors) u->Args({D});
-  auto* o = benchmark::RegisterBenchmark("orthogonalize_modes", BM_orthogonalize_modes);
-  o->ArgNames({"D", "M"})->UseManualTime()->Unit(benchmark::kMicrosecond);
+  // Configuration-major order: the kernels of one (D, B) share one fixture.
   for (auto D : detectors)
-    for (int64_t modes : full ? std::vector<int64_t>{2, 4, 8} : std::vector<int64_t>{2}) o->Args({D, modes});
+    for (auto B : batches)
+      for (auto const& [name, fn] : kernels)
+        benchmark::RegisterBenchmark(name, fn)
+            ->ArgNames({"D", "B"})
+            ->Args({D, B})
+            ->UseManualTime()
+            ->Unit(benchmark::kMicrosecond);
+  for (auto D : detectors) {
+    benchmark::RegisterBenchmark("apply_preconditioned_update", BM_apply_preconditioned_update)
+        ->ArgNames({"D"})
+        ->Args({D})
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+    for (int64_t modes : full ? std::vector<int64_t>{2, 4, 8} : std::vector<int64_t>{2})
+      benchmark::RegisterBenchmark("orthogonalize_modes", BM_orthogonalize_modes)
+          ->ArgNames({"D", "M"})
+          ->Args({D, modes})
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond);
+  }
 }
 
 }  // namespace
@@ -421,12 +453,14 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("precision", "float32");
   benchmark::AddCustomContext("probe_modes", std::to_string(M));
   register_all(full);
+  int rc = 0;
   if (markdown) {
     bench::MarkdownReporter md("Kernels (float32, M = 2 modes; median of repetitions)");
     benchmark::RunSpecifiedBenchmarks(&md);
   } else {
     benchmark::RunSpecifiedBenchmarks();
   }
+  fixtures().clear();
   benchmark::Shutdown();
-  return 0;
+  return rc;
 }
