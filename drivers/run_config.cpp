@@ -1,4 +1,5 @@
 #include "run_config.hpp"
+#include "toml_io.hpp"
 
 #include <ptyko/kernels/error.hpp>
 #include <ptyko/parallel/strategy.hpp>
@@ -19,7 +20,6 @@
 #include <functional>
 #include <limits>
 #include <sstream>
-#include <toml++/toml.h>
 #include <type_traits>
 
 namespace ptyko::drivers {
@@ -54,10 +54,9 @@ struct Value;
 template <>
 struct Value<int> {
   static constexpr char const* expected = "an integer";
-  static std::optional<int> from(toml::node const& n) {
-    auto const* v = n.as_integer();
-    if (!v || v->get() < INT_MIN || v->get() > INT_MAX) return std::nullopt;
-    return int(v->get());
+  static std::optional<int> from(TomlNode const& n) {
+    if (n.kind != TomlNode::Kind::integer || n.integer < INT_MIN || n.integer > INT_MAX) return std::nullopt;
+    return int(n.integer);
   }
   static std::string literal(int v) { return std::to_string(v); }
 };
@@ -65,10 +64,9 @@ struct Value<int> {
 template <>
 struct Value<std::uint64_t> {
   static constexpr char const* expected = "an integer >= 0";
-  static std::optional<std::uint64_t> from(toml::node const& n) {
-    auto const* v = n.as_integer();
-    if (!v || v->get() < 0) return std::nullopt;
-    return std::uint64_t(v->get());
+  static std::optional<std::uint64_t> from(TomlNode const& n) {
+    if (n.kind != TomlNode::Kind::integer || n.integer < 0) return std::nullopt;
+    return std::uint64_t(n.integer);
   }
   static std::string literal(std::uint64_t v) { return std::to_string(v); }
 };
@@ -76,9 +74,9 @@ struct Value<std::uint64_t> {
 template <>
 struct Value<double> {
   static constexpr char const* expected = "a number";
-  static std::optional<double> from(toml::node const& n) {
-    if (auto const* v = n.as_floating_point()) return v->get();
-    if (auto const* v = n.as_integer()) return double(v->get());
+  static std::optional<double> from(TomlNode const& n) {
+    if (n.kind == TomlNode::Kind::floating) return n.floating;
+    if (n.kind == TomlNode::Kind::integer) return double(n.integer);
     return std::nullopt;
   }
   static std::string literal(double v) {
@@ -93,8 +91,8 @@ struct Value<double> {
 template <>
 struct Value<bool> {
   static constexpr char const* expected = "true or false";
-  static std::optional<bool> from(toml::node const& n) {
-    if (auto const* v = n.as_boolean()) return v->get();
+  static std::optional<bool> from(TomlNode const& n) {
+    if (n.kind == TomlNode::Kind::boolean) return n.boolean;
     return std::nullopt;
   }
   static std::string literal(bool v) { return v ? "true" : "false"; }
@@ -103,8 +101,8 @@ struct Value<bool> {
 template <>
 struct Value<std::string> {
   static constexpr char const* expected = "a string";
-  static std::optional<std::string> from(toml::node const& n) {
-    if (auto const* v = n.as_string()) return v->get();
+  static std::optional<std::string> from(TomlNode const& n) {
+    if (n.kind == TomlNode::Kind::string) return n.string;
     return std::nullopt;
   }
   static std::string literal(std::string const& v) { return quoted(v); }
@@ -113,15 +111,13 @@ struct Value<std::string> {
 template <>
 struct Value<std::vector<std::string>> {
   static constexpr char const* expected = "a string or a list of strings";
-  static std::optional<std::vector<std::string>> from(toml::node const& n) {
-    if (auto const* v = n.as_string()) return std::vector<std::string>{v->get()};
-    auto const* a = n.as_array();
-    if (!a) return std::nullopt;
+  static std::optional<std::vector<std::string>> from(TomlNode const& n) {
+    if (n.kind == TomlNode::Kind::string) return std::vector<std::string>{n.string};
+    if (n.kind != TomlNode::Kind::array) return std::nullopt;
     std::vector<std::string> out;
-    for (auto const& e : *a) {
-      auto const* s = e.as_string();
-      if (!s) return std::nullopt;
-      out.push_back(s->get());
+    for (auto const& e : n.items) {
+      if (e.kind != TomlNode::Kind::string) return std::nullopt;
+      out.push_back(e.string);
     }
     return out;
   }
@@ -150,7 +146,7 @@ struct OptionDef {
   std::string cli_help;  ///< in --help (differs for flags that set false)
   std::string example;  ///< shown commented out by --print-config when the option has no default value
   std::function<void(CLI::App&, ReconstructArgs&, OptionDef const&)> add_cli;
-  std::function<void(RunConfig&, toml::node const&, std::string const& where)> read;
+  std::function<void(RunConfig&, TomlNode const&, std::string const& where)> read;
   std::function<std::optional<std::string>(RunConfig const&)> literal;  ///< nullopt: no value
   std::function<void(RunConfig&, RunConfig const&)> copy;
 
@@ -188,13 +184,13 @@ OptionDef option(std::string section, std::string key, std::string cli, std::str
   };
   if constexpr (is_optional<V>::value) {
     using U = typename V::value_type;
-    d.read = [get](RunConfig& c, toml::node const& n, std::string const& where) {
+    d.read = [get](RunConfig& c, TomlNode const& n, std::string const& where) {
       auto v = Value<U>::from(n);
       PTYKO_REQUIRE(v.has_value(), where, " must be ", Value<U>::expected);
       get(c) = *v;
     };
   } else {
-    d.read = [get](RunConfig& c, toml::node const& n, std::string const& where) {
+    d.read = [get](RunConfig& c, TomlNode const& n, std::string const& where) {
       auto v = Value<V>::from(n);
       PTYKO_REQUIRE(v.has_value(), where, " must be ", Value<V>::expected);
       get(c) = *v;
@@ -353,12 +349,12 @@ std::string tables() {
   return s;
 }
 
-std::string at_line(std::string const& source, toml::node const& n) {
-  auto const line = n.source().begin.line;
+std::string at_line(std::string const& source, TomlNode const& n) {
+  auto const line = n.line;
   return line > 0 ? fmt::format("{}:{}", source, line) : source;
 }
 
-void apply_one(RunConfig& cfg, std::string const& section, std::string const& key, toml::node const& node,
+void apply_one(RunConfig& cfg, std::string const& section, std::string const& key, TomlNode const& node,
                std::string const& source) {
   std::string const id = section.empty() ? key : section + "." + key;
   for (auto const& d : options()) {
@@ -456,23 +452,18 @@ void add_run_options(CLI::App& cmd, ReconstructArgs& args) {
 }
 
 void apply_toml(RunConfig& cfg, std::string const& text, std::string const& source) {
-  toml::table root;
-  try {
-    root = toml::parse(text, source);
-  } catch (toml::parse_error const& e) {
-    PTYKO_FAIL(source, ":", e.source().begin.line, ":", e.source().begin.column, ": not valid TOML: ",
-               e.description());
-  }
-  for (auto&& [k, node] : root) {
-    std::string const key(k.str());
+  TomlNode const root = parse_toml(text, source);
+  for (std::size_t k = 0; k < root.keys.size(); ++k) {
+    std::string const& key = root.keys[k];
+    TomlNode const& node = root.items[k];
     bool const section = key != "" && in(key, sections());
     if (!section) {
       apply_one(cfg, "", key, node, source);
       continue;
     }
-    auto const* table = node.as_table();
-    PTYKO_REQUIRE(table != nullptr, at_line(source, node), ": '", key, "' must be a table ([", key, "])");
-    for (auto&& [k2, n2] : *table) apply_one(cfg, key, std::string(k2.str()), n2, source);
+    PTYKO_REQUIRE(node.kind == TomlNode::Kind::table, at_line(source, node), ": '", key, "' must be a table ([", key,
+                  "])");
+    for (std::size_t k2 = 0; k2 < node.keys.size(); ++k2) apply_one(cfg, key, node.keys[k2], node.items[k2], source);
   }
 }
 
