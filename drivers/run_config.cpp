@@ -262,22 +262,26 @@ std::vector<OptionDef> const& options() {
     t.push_back(option("solver", "epochs", "--epochs", "Epochs (passes over all positions)",
         [](RunConfig& c) -> auto& { return c.solver.epochs; }));
     t.push_back(option("solver", "batch_size", "--batch-size",
-        "Positions per mini-batch, >= 1 (default: per solver: 1 for epie, 64 for dm/raar, else 16)",
-        [](RunConfig& c) -> auto& { return c.batch_size; }, Flag::none, "16"));
+        "Positions per mini-batch, >= 1 (default: per solver: 8 for lsqml, 16 for rpie, 1 for epie, 64 for dm/raar)",
+        [](RunConfig& c) -> auto& { return c.batch_size; }, Flag::none, "8"));
     t.push_back(option("solver", "batching", "--batching", "sparse, compact or random",
         [](RunConfig& c) -> auto& { return c.batching; }));
     t.push_back(option("solver", "noise", "--noise", "Noise model: gaussian or poisson",
         [](RunConfig& c) -> auto& { return c.noise; }));
     t.push_back(option("solver", "alpha", "--alpha", "Object regularisation in [0, 1] (default: per solver)",
-        [](RunConfig& c) -> auto& { return c.alpha; }, Flag::none, "0.05"));
+        [](RunConfig& c) -> auto& { return c.alpha; }, Flag::none, "0.1"));
     t.push_back(option("solver", "beta", "--beta",
         "Probe regularisation (rPIE, LSQML) or RAAR relaxation in [0, 1] (default: per solver)",
-        [](RunConfig& c) -> auto& { return c.beta; }, Flag::none, "0.05"));
+        [](RunConfig& c) -> auto& { return c.beta; }, Flag::none, "0.1"));
     t.push_back(option("solver", "illumination", "--illumination",
         "Preconditioner illumination: batch (current mini-batch) or all (all positions)",
         [](RunConfig& c) -> auto& { return c.illumination; }));
     t.push_back(option("solver", "cost_every", "--cost-every", "DM/RAAR: epochs between model-cost evaluations",
         [](RunConfig& c) -> auto& { return c.solver.cost_every; }));
+    t.push_back(option("solver", "fourier_relax", "--fourier-relax",
+        "DM/RAAR: power bound of the Fourier projection in [0, 1), PtyPy's fourier_relax_factor "
+        "(0: the plain modulus projection; default: 0.02 for dm, 0 for raar)",
+        [](RunConfig& c) -> auto& { return c.fourier_relax; }, Flag::none, "0.02"));
     t.push_back(option("solver", "seed", "--seed", "Seed of batches, probe initialisation",
         [](RunConfig& c) -> auto& { return c.solver.seed; }));
     t.push_back(option("solver", "precision", "--precision", "single or double",
@@ -510,6 +514,9 @@ void finish_run_config(RunConfig& c) {
   PTYKO_REQUIRE(!c.probe_update_start || *c.probe_update_start >= 0, "--probe-update-start must be >= 0, got ",
                 c.probe_update_start.value_or(0));
   PTYKO_REQUIRE(c.solver.cost_every >= 0, "--cost-every must be >= 0, got ", c.solver.cost_every);
+  PTYKO_REQUIRE(!c.fourier_relax || (*c.fourier_relax >= 0 && *c.fourier_relax < 1),
+                "--fourier-relax must be in [0, 1) (0: the plain modulus projection), got ",
+                c.fourier_relax.value_or(0));
   PTYKO_REQUIRE(c.probe_diameter >= 0, "--probe-diameter must be >= 0 pixels, got ", c.probe_diameter);
   PTYKO_REQUIRE(c.error_every >= 0, "--error-every must be >= 0, got ", c.error_every);
   PTYKO_REQUIRE(c.checkpoint_every >= 0, "--checkpoint-every must be >= 0, got ", c.checkpoint_every);
@@ -518,6 +525,7 @@ void finish_run_config(RunConfig& c) {
   c.solver.alpha = c.alpha.value_or(-1);
   c.solver.beta = c.beta.value_or(-1);
   c.solver.probe_update_start = c.probe_update_start.value_or(-1);
+  c.solver.fourier_relax = c.fourier_relax.value_or(-1);
   {
     // The solver's own checks (modes, noise model per solver, ...), before
     // any file is read; the batch size against the frames comes later.
@@ -602,6 +610,7 @@ RunConfig resolved_config(RunConfig const& cfg, SolverOptions const& s, std::str
   r.alpha = s.alpha >= 0 ? std::optional<double>(s.alpha) : std::nullopt;
   r.beta = s.beta >= 0 ? std::optional<double>(s.beta) : std::nullopt;
   r.probe_update_start = s.probe_update_start;
+  r.fourier_relax = s.fourier_relax >= 0 ? std::optional<double>(s.fourier_relax) : std::nullopt;
   return r;
 }
 

@@ -197,6 +197,17 @@ TEST_F(Inputs, NegativeEpochs) {
   expect_rejected(args("scan.cxi", {"--epochs", "-1"}), {"--epochs", ">= 0", "-1"});
 }
 
+TEST_F(Inputs, NegativeFourierRelax) {
+  good();
+  expect_rejected(args("scan.cxi", {"--solver", "dm", "--fourier-relax", "-1"}), {"--fourier-relax", "[0, 1)", "-1"});
+}
+
+TEST_F(Inputs, ConfigFourierRelaxOfOne) {
+  good();
+  std::ofstream(file("run.toml")) << "[solver]\nname = \"dm\"\nfourier_relax = 1.0\n";
+  expect_rejected(args("scan.cxi", {"--config", "run.toml"}), {"--fourier-relax", "[0, 1)", "got 1"});
+}
+
 TEST_F(Inputs, OutputFolderMissing) {
   good();
   expect_rejected({"reconstruct", "scan.cxi", "-o", "no/such/folder/out.h5"},

@@ -168,6 +168,22 @@ TEST_F(Run, CommandLineOverridesTheConfigFile) {
   EXPECT_TRUE(contains(again, "alpha = 0.1"));
 }
 
+// The DM/RAAR power bound: a flag and a key like the others, absent (the
+// solver's default) until given, stored resolved in the result.
+TEST_F(Run, FourierRelaxOption) {
+  EXPECT_TRUE(contains(ok({"reconstruct", "--print-config"}).out, "# fourier_relax = "));
+  auto const shown = ok({"reconstruct", "--print-config", "--fourier-relax", "0.05"}).out;
+  EXPECT_TRUE(contains(shown, "\nfourier_relax = 0.05\n")) << shown;
+  std::ofstream(file("run.toml")) << "[solver]\nfourier_relax = 0\n";
+  EXPECT_TRUE(contains(ok({"reconstruct", "--config", "run.toml", "--print-config"}).out, "\nfourier_relax = 0.0\n"));
+
+  ok({"reconstruct", "scan.cxi", "-o", "dm.h5", "--solver", "dm", "--epochs", "1", "-q", "--no-images"});
+  EXPECT_TRUE(contains(read_result(file("dm.h5")).config, "\nfourier_relax = 0.02\n"));  // DM's default
+  ok({"reconstruct", "scan.cxi", "-o", "dm0.h5", "--solver", "dm", "--epochs", "1", "-q", "--no-images",
+      "--fourier-relax", "0"});
+  EXPECT_TRUE(contains(read_result(file("dm0.h5")).config, "\nfourier_relax = 0.0\n"));
+}
+
 TEST_F(Run, ConfigurationIsPrintedAtStart) {
   auto const o = ok({"reconstruct", "scan.cxi", "-o", "out.h5", "--epochs", "1", "--no-images"});
   EXPECT_TRUE(contains(o.out, "configuration (TOML)"));
