@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
+#include <test_files.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -21,27 +21,10 @@ namespace {
 
 using namespace ptyko;
 namespace fs = std::filesystem;
+using namespace ptyko::test;  // TempDirTest, expect_user_error
 
-class ArrayExport : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto const* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    m_dir = fs::temp_directory_path() /
-            ("ptyko-test-" + std::to_string(::getpid()) + "-ArrayExport-" + info->name());
-    fs::remove_all(m_dir);
-    fs::create_directories(m_dir);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(m_dir, ec);
-  }
-  std::string file(std::string const& name) const { return (m_dir / name).string(); }
-  std::size_t entries() const {
-    return std::size_t(std::distance(fs::directory_iterator(m_dir), fs::directory_iterator()));
-  }
-
-  fs::path m_dir;
-};
+// A fresh folder per test (test_files.hpp).
+class ArrayExport : public TempDirTest {};
 
 std::vector<unsigned char> read_bytes(std::string const& path) {
   std::ifstream in(path, std::ios::binary);
@@ -102,7 +85,7 @@ TEST_F(ArrayExport, NpyComplex2dHeaderAndValues) {
       EXPECT_EQ(f32(b, at), float(a(y, x).real()));
       EXPECT_EQ(f32(b, at + 4), float(a(y, x).imag()));
     }
-  EXPECT_EQ(entries(), 1u);  // no temporary left
+  EXPECT_EQ(listing(), std::vector<std::string>{"object.npy"});  // no temporary left
 }
 
 TEST_F(ArrayExport, NpyShapesAndFloat) {
@@ -187,27 +170,24 @@ TEST_F(ArrayExport, TiffIsBaselineFloat) {
   std::uint32_t const strip = value(273);
   ASSERT_LE(strip + std::size_t(h * w * 4), b.size());
   for (int k = 0; k < h * w; ++k) EXPECT_EQ(f32(b, strip + 4 * std::size_t(k)), img[k]);
-  EXPECT_EQ(entries(), 1u);
+  EXPECT_EQ(listing(), std::vector<std::string>{"amp.tiff"});
 }
 
 TEST_F(ArrayExport, FailuresThrowUserErrorNamingTheFile) {
   std::vector<float> img(4, 1.0f);
   for (std::string const name : {"gone/a.tiff", "gone/a.npy"}) {
     std::string const path = file(name);
-    try {
-      if (name.find(".tiff") != std::string::npos)
-        write_tiff(path, 2, 2, img.data());
-      else
-        write_npy(path, {4}, img.data());
-      ADD_FAILURE() << "no error for " << path;
-    } catch (UserError const& e) {
-      std::string const msg = e.what();
-      EXPECT_EQ(msg.rfind(path, 0), 0u) << msg;
-      EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
-    }
+    expect_user_error(
+        [&] {
+          if (name.find(".tiff") != std::string::npos)
+            write_tiff(path, 2, 2, img.data());
+          else
+            write_npy(path, {4}, img.data());
+        },
+        path, {});
   }
   EXPECT_THROW(write_tiff(file("empty.tiff"), 0, 3, img.data()), UserError);
-  EXPECT_EQ(entries(), 0u);
+  EXPECT_TRUE(listing().empty());
 }
 
 TEST_F(ArrayExport, AmplitudeAndPhase) {

@@ -6,7 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
+#include <cxi_paths.hpp>
+#include <test_files.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -24,59 +25,10 @@ namespace {
 using namespace ptyko;
 namespace fs = std::filesystem;
 
-constexpr char const* k_data = "/entry_1/data_1/data";
-constexpr char const* k_detector_data = "/entry_1/instrument_1/detector_1/data";
-constexpr char const* k_translation = "/entry_1/sample_1/geometry_1/translation";
-constexpr char const* k_energy = "/entry_1/instrument_1/source_1/energy";
-constexpr char const* k_wavelength = "/entry_1/instrument_1/source_1/wavelength";
-constexpr char const* k_distance = "/entry_1/instrument_1/detector_1/distance";
-constexpr char const* k_pixel_x = "/entry_1/instrument_1/detector_1/x_pixel_size";
-constexpr char const* k_pixel_y = "/entry_1/instrument_1/detector_1/y_pixel_size";
-constexpr char const* k_mask = "/entry_1/instrument_1/detector_1/mask";
-constexpr char const* k_illumination = "/entry_1/instrument_1/source_1/illumination";
+using namespace ptyko::test;  // CXI paths, TempDirTest, expect_user_error
 
-// A fresh folder per test, removed afterwards.
-class Cxi : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto const* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    m_dir = fs::temp_directory_path() / ("ptyko-test-" + std::to_string(::getpid()) + "-Cxi-" + info->name());
-    fs::remove_all(m_dir);
-    fs::create_directories(m_dir);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(m_dir, ec);
-  }
-  std::string file(std::string const& name) const { return (m_dir / name).string(); }
-
-  fs::path m_dir;
-};
-
-template <class F>
-std::string user_error(F&& f) {
-  try {
-    f();
-  } catch (UserError const& e) {
-    return e.what();
-  } catch (std::exception const& e) {
-    ADD_FAILURE() << "expected UserError, got: " << e.what();
-    return {};
-  }
-  ADD_FAILURE() << "expected UserError, nothing thrown";
-  return {};
-}
-
-// EXPECT_THROW, then checks the message is one line starting with the file
-// path and containing every phrase.
-template <class F>
-void expect_user_error(F&& f, std::string const& path, std::vector<std::string> const& phrases) {
-  EXPECT_THROW(f(), UserError);
-  std::string const msg = user_error(f);
-  EXPECT_EQ(msg.rfind(path, 0), 0u) << "does not start with " << path << ": " << msg;
-  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
-  for (auto const& p : phrases) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
-}
+// A fresh folder per test (test_files.hpp).
+class Cxi : public TempDirTest {};
 
 Geometry test_geometry(int d) {
   Geometry g;

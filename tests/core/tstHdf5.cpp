@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <test_files.hpp>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,52 +22,10 @@ namespace {
 
 using namespace ptyko;
 namespace fs = std::filesystem;
+using namespace ptyko::test;  // TempDirTest, expect_user_error
 
-// A fresh folder per test, removed afterwards.
-class Hdf5 : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto const* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = std::string(info->test_suite_name()) + "-" + info->name();
-    std::replace(name.begin(), name.end(), '/', '_');  // typed suites are named "Suite/0"
-    m_dir = fs::temp_directory_path() / ("ptyko-test-" + std::to_string(::getpid()) + "-" + name);
-    fs::remove_all(m_dir);
-    fs::create_directories(m_dir);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::permissions(m_dir / "locked", fs::perms::owner_all, ec);
-    fs::remove_all(m_dir, ec);
-  }
-  std::string file(std::string const& name) const { return (m_dir / name).string(); }
-
-  fs::path m_dir;
-};
-
-// The message of the UserError `f` throws; a test failure if it throws
-// nothing or something else.
-template <class F>
-std::string user_error(F&& f) {
-  try {
-    f();
-  } catch (UserError const& e) {
-    return e.what();
-  } catch (std::exception const& e) {
-    ADD_FAILURE() << "expected UserError, got: " << e.what();
-    return {};
-  }
-  ADD_FAILURE() << "expected UserError, nothing thrown";
-  return {};
-}
-
-// Checks a one-line UserError containing every phrase.
-template <class F>
-void expect_user_error(F&& f, std::vector<std::string> const& phrases) {
-  EXPECT_THROW(f(), UserError);
-  std::string const msg = user_error(f);
-  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
-  for (auto const& p : phrases) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
-}
+// A fresh folder per test (test_files.hpp).
+class Hdf5 : public TempDirTest {};
 
 template <class T>
 std::vector<T> iota_values(std::size_t n) {
@@ -456,7 +416,7 @@ TEST_F(Hdf5, AtomicFileCommit) {
     out.commit();
   }
   ASSERT_TRUE(fs::exists(path));
-  EXPECT_EQ(std::distance(fs::directory_iterator(m_dir), fs::directory_iterator()), 1);
+  EXPECT_EQ(listing(), std::vector<std::string>{"out.h5"});
   {
     auto f = h5::File::open_read(path);
     EXPECT_EQ(h5::read_scalar(f, "/x"), 1.0);
@@ -484,7 +444,7 @@ TEST_F(Hdf5, AtomicFileAbortKeepsOldFile) {
     throw std::runtime_error("interrupted");
   } catch (std::runtime_error const&) {
   }
-  EXPECT_EQ(std::distance(fs::directory_iterator(m_dir), fs::directory_iterator()), 1);  // no temp left
+  EXPECT_EQ(listing(), std::vector<std::string>{"out.h5"});  // no temp left
   auto f = h5::File::open_read(path);
   EXPECT_EQ(h5::read_scalar(f, "/x"), 1.0);
 }

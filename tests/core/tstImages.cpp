@@ -6,8 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <test_files.hpp>
+
 #include <png.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -21,31 +22,10 @@ namespace {
 
 using namespace ptyko;
 namespace fs = std::filesystem;
+using namespace ptyko::test;  // TempDirTest, user_error
 
-// A fresh folder per test, removed afterwards.
-class Images : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto const* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    m_dir = fs::temp_directory_path() / ("ptyko-test-" + std::to_string(::getpid()) + "-Images-" + info->name());
-    fs::remove_all(m_dir);
-    fs::create_directories(m_dir);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(m_dir, ec);
-  }
-  std::string file(std::string const& name) const { return (m_dir / name).string(); }
-  // Names of everything in the folder (to spot left-over temporaries).
-  std::vector<std::string> listing() const {
-    std::vector<std::string> names;
-    for (auto const& e : fs::directory_iterator(m_dir)) names.push_back(e.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-
-  fs::path m_dir;
-};
+// A fresh folder per test (test_files.hpp).
+class Images : public TempDirTest {};
 
 // Reads a PNG as 8-bit RGB with libpng's simplified API (no setjmp needed).
 Picture read_png(std::string const& path) {
@@ -80,20 +60,6 @@ bool is_curve(Picture const& pic, int x, int y) {
 }
 
 HostComplex2 make_object(int h, int w) { return HostComplex2("object", h, w); }
-
-template <class F>
-std::string user_error(F&& f) {
-  try {
-    f();
-  } catch (UserError const& e) {
-    return e.what();
-  } catch (std::exception const& e) {
-    ADD_FAILURE() << "expected UserError, got: " << e.what();
-    return {};
-  }
-  ADD_FAILURE() << "expected UserError, nothing thrown";
-  return {};
-}
 
 TEST_F(Images, PngRoundTripIsExactAndLeavesNoTemporary) {
   Picture pic(7, 5, 0);

@@ -8,11 +8,10 @@
 #include <ptyko/core/simulate.hpp>
 #include <ptyko/kernels/forward.hpp>
 
+#include <test_files.hpp>
 #include <test_utils.hpp>
 
 #include <gtest/gtest.h>
-
-#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -22,10 +21,6 @@ namespace {
 using namespace ptyko;
 using test::ExecSpace;
 using test::MemSpace;
-
-std::string temp_file(char const* name) {
-  return (std::filesystem::temp_directory_path() / (std::to_string(getpid()) + "-" + name)).string();
-}
 
 // Noise-free model intensities (N, D, D), centred like the file, from the
 // truth, evaluated with the forward model in double precision.
@@ -69,7 +64,7 @@ TEST(Simulate, FramesAreTheModelOfTheTruthPlusPoissonNoise) {
   o.modes = 2;
   o.photons = 1e6;
   o.seed = 4;
-  std::string const path = temp_file("simulate.cxi");
+  std::string const path = test::temp_path("simulate.cxi").string();
   cxi_write(path, simulate(o));
   CxiInfo const info = cxi_inspect(path);
   auto truth = cxi_read_truth(info);

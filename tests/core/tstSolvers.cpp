@@ -25,7 +25,7 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
+#include <test_files.hpp>
 
 #include <chrono>
 #include <cmath>
@@ -96,9 +96,7 @@ Dataset const& dataset(std::string const& key, SimulationOptions const& sim) {
   if (!d) {
     d = std::make_unique<Dataset>();
     CxiContents contents = simulate(sim);
-    d->path = (std::filesystem::temp_directory_path() /
-               ("ptyko_tstSolvers_" + std::to_string(getpid()) + "_" + key + ".cxi"))
-                  .string();
+    d->path = test::temp_path("solvers-" + key + ".cxi").string();
     cxi_write(d->path, contents);
     d->layout = read_scan_layout(d->path, LoadOptions{});
     d->truth = *contents.truth;

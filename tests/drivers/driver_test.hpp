@@ -2,13 +2,16 @@
 // Helpers for tests that run the `ptyko` executable as a user would: its path
 // comes from CMake (PTYKO_EXE), mpiexec's from PTYKO_MPIEXEC,
 // PTYKO_MPIEXEC_NUMPROC_FLAG and PTYKO_MPIEXEC_FLAGS. Each test gets a fresh
-// folder; files are written with core's CXI/HDF5 layer.
+// folder (TempDirTest); files are written with core's CXI/HDF5 layer.
 
 #include <ptyko/core/cxi.hpp>
 #include <ptyko/core/hdf5.hpp>
 #include <ptyko/core/simulate.hpp>
 
 #include <gtest/gtest.h>
+
+#include <cxi_paths.hpp>
+#include <test_files.hpp>
 
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -90,18 +93,15 @@ inline Snapshot snapshot(fs::path const& dir) {
   return s;
 }
 
-/// A fresh folder per test (`dir`), with the runs' stdout/stderr kept apart
-/// in a sibling folder so that they do not count as outputs.
-class DriverTest : public ::testing::Test {
+/// A fresh folder per test (`m_dir`, TempDirTest), with the runs'
+/// stdout/stderr kept apart in a sibling folder so that they do not count as
+/// outputs. Both are kept after a failure.
+class DriverTest : public TempDirTest {
  protected:
   void SetUp() override {
-    auto const* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string const name = std::string(info->test_suite_name()) + "-" + info->name();
-    m_dir = fs::temp_directory_path() / ("ptyko-driver-" + std::to_string(::getpid()) + "-" + name);
+    TempDirTest::SetUp();
     m_io = m_dir.string() + ".io";
-    fs::remove_all(m_dir);
-    fs::remove_all(m_io);
-    fs::create_directories(m_dir);
+    remove_folder(m_io);
     fs::create_directories(m_io);
     // Open MPI as root, more ranks than cores, containers without CMA.
     ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
@@ -111,13 +111,9 @@ class DriverTest : public ::testing::Test {
     ::setenv("OMP_NUM_THREADS", "1", 1);
   }
   void TearDown() override {
-    std::error_code ec;
-    if (!HasFailure()) {
-      fs::remove_all(m_dir, ec);
-      fs::remove_all(m_io, ec);
-    }
+    if (!HasFailure()) remove_folder(m_io);
+    TempDirTest::TearDown();
   }
-  std::string file(std::string const& name) const { return (m_dir / name).string(); }
 
   /// Runs ptyko in `dir` and waits.
   Outcome run(std::vector<std::string> const& args, int ranks = 0) const {
@@ -153,20 +149,12 @@ class DriverTest : public ::testing::Test {
     return o;
   }
 
-  fs::path m_dir, m_io;
+  fs::path m_io;
 };
 
 // ------------------------------------------------------------------ files
 
-constexpr char const* k_data = "/entry_1/data_1/data";
-constexpr char const* k_detector_data = "/entry_1/instrument_1/detector_1/data";
-constexpr char const* k_translation = "/entry_1/sample_1/geometry_1/translation";
-constexpr char const* k_energy = "/entry_1/instrument_1/source_1/energy";
-constexpr char const* k_wavelength = "/entry_1/instrument_1/source_1/wavelength";
-constexpr char const* k_distance = "/entry_1/instrument_1/detector_1/distance";
-constexpr char const* k_pixel_x = "/entry_1/instrument_1/detector_1/x_pixel_size";
-constexpr char const* k_pixel_y = "/entry_1/instrument_1/detector_1/y_pixel_size";
-constexpr char const* k_illumination = "/entry_1/instrument_1/source_1/illumination";
+// CXI dataset paths: cxi_paths.hpp.
 
 /// A small simulated dataset that a test can break in one place, then write
 /// through the h5:: layer (so that it can also write what cxi_write refuses).

@@ -18,7 +18,7 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
+#include <test_files.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -39,7 +39,7 @@ class Files : public ::testing::Environment {
     auto comm = Communicator::world();
     char name[256] = {0};
     if (comm.rank() == 0) {
-      std::snprintf(name, sizeof(name), "%s/ptyko-checkpoint-%d", fs::temp_directory_path().c_str(), int(getpid()));
+      std::snprintf(name, sizeof(name), "%s", test::temp_path("checkpoint").c_str());
       fs::create_directories(name);
       SimulationOptions o;
       o.frames = 48;

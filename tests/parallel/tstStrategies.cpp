@@ -19,7 +19,7 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
+#include <test_files.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -39,8 +39,7 @@ class DatasetEnvironment : public ::testing::Environment {
     auto comm = Communicator::world();
     char name[256] = {0};
     if (comm.rank() == 0) {
-      std::snprintf(name, sizeof(name), "%s/ptyko-strategies-%d.cxi",
-                    std::filesystem::temp_directory_path().c_str(), int(getpid()));
+      std::snprintf(name, sizeof(name), "%s", test::temp_path("strategies.cxi").c_str());
       SimulationOptions o;
       o.frames = 160;
       o.detector = 32;
