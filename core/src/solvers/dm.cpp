@@ -37,9 +37,8 @@ void reflect_exit_waves(ExecSpace const& space, int B, ComplexView3<T, typename 
   auto X = psi;
   auto W = waves;
   Kokkos::parallel_for(
-      "ptyko::DM::reflect", Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(B) * D * D),
-      KOKKOS_LAMBDA(std::size_t k) {
-        auto const [b, i, j] = frame_index(k, D);
+      "ptyko::DM::reflect", frame_policy(space, B, D),
+      KOKKOS_LAMBDA(int b, int i, int j) {
         Complex<T> const s = S(b, i, j);
         for (int m = 0; m < M; ++m) W(b, m, i, j) = scale * (T(2) * P(m, i, j) * s - X(b, m, i, j));
       });
@@ -57,9 +56,8 @@ void update_exit_waves(ExecSpace const& space, int B, ComplexView3<T, typename E
   auto Y = projected;
   auto X = psi;
   Kokkos::parallel_for(
-      "ptyko::DM::update_exit_waves", Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(B) * D * D),
-      KOKKOS_LAMBDA(std::size_t k) {
-        auto const [b, i, j] = frame_index(k, D);
+      "ptyko::DM::update_exit_waves", frame_policy(space, B, D),
+      KOKKOS_LAMBDA(int b, int i, int j) {
         Complex<T> const s = S(b, i, j);
         for (int m = 0; m < M; ++m) {
           Complex<T> const po = P(m, i, j) * s;
