@@ -6,6 +6,7 @@
 
 #include <ptyko/kernels/compat.hpp>
 #include <ptyko/kernels/error.hpp>
+#include <ptyko/kernels/tiles.hpp>
 #include <ptyko/kernels/types.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -79,10 +80,38 @@ double max_value(ExecSpace const& space, View const& v) {
   return double(result);
 }
 
+/// One pixel of the regularised (rPIE-style) preconditioned update
+/// f += step num / ((1 - alpha) w + alpha w_max) where the denominator is > 0.
+template <class T>
+struct PreconditionedStep {
+  T a, wm, s;
+  PreconditionedStep(double alpha, double w_max, double step) : a(T(alpha)), wm(T(alpha * w_max)), s(T(step)) {}
+  template <class V>
+  KOKKOS_INLINE_FUNCTION void operator()(V& f, V const& u, T w) const {
+    T const denom = (T(1) - a) * w + wm;
+    if (denom > T(0)) f += (s / denom) * u;
+  }
+};
+
+/// One pixel of LSQML's preconditioned search direction
+/// d <- d / sqrt(((1 - alpha) w)^2 + (alpha w_max)^2) (0 where that is 0).
+template <class T>
+struct PreconditionedDirection {
+  T a, wm2;
+  PreconditionedDirection(double alpha, double w_max) : a(T(alpha)), wm2(T(alpha * w_max) * T(alpha * w_max)) {}
+  template <class V>
+  KOKKOS_INLINE_FUNCTION void operator()(V& d, T w) const {
+    T const wk = (T(1) - a) * w;
+    T const denom = math::sqrt(wk * wk + wm2);
+    d = denom > T(0) ? d / denom : d * T(0);
+  }
+};
+
 /// field += num / ((1 - alpha) w + alpha w_max) where w > 0: the regularised
-/// (rPIE-style) preconditioned update of an object or probe. Works on the
-/// flattened Views: `field`/`num` may carry extra leading dimensions over the
-/// weight (probe modes share one weight). Non-blocking.
+/// (rPIE-style) preconditioned update of a probe. Works on the flattened
+/// Views: `field`/`num` may carry extra leading dimensions over the weight
+/// (probe modes share one weight). Objects use the tiled overload below.
+/// Non-blocking.
 template <class ExecSpace, class FieldView, class WeightView>
 void apply_preconditioned_update(ExecSpace const& space, FieldView const& field, FieldView const& num,
                                  WeightView const& weight, double alpha, double w_max,
@@ -93,18 +122,29 @@ void apply_preconditioned_update(ExecSpace const& space, FieldView const& field,
   auto* f = field.data();
   auto const* u = num.data();
   auto const* w = weight.data();
-  T const a = T(alpha), wm = T(alpha * w_max), s = T(step);
+  PreconditionedStep<T> const op(alpha, w_max, step);
   Kokkos::parallel_for(
       "ptyko::apply_preconditioned_update", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
-      KOKKOS_LAMBDA(std::size_t k) {
-        T const denom = (T(1) - a) * w[k % w_n] + wm;
-        if (denom > T(0)) f[k] += (s / denom) * u[k];
-      });
+      KOKKOS_LAMBDA(std::size_t k) { op(f[k], u[k], w[k % w_n]); });
+}
+
+/// The same update of an (H, W) object over the tiles of a batch, where all
+/// of its non-zero numerators lie. Non-blocking.
+template <class ExecSpace, class T, class Mem>
+void apply_preconditioned_update(ExecSpace const& space, TileList<Mem> const& tiles, ComplexView2<T, Mem> const& field,
+                                 ComplexView2<T, Mem> const& num, RealView2<T, Mem> const& weight, double alpha,
+                                 double w_max, double step = 1.0) {
+  auto f = field;
+  auto u = num;
+  auto w = weight;
+  PreconditionedStep<T> const op(alpha, w_max, step);
+  for_each_tile_pixel(space, "ptyko::apply_preconditioned_update(tiles)", tiles, int(field.extent(0)),
+                      int(field.extent(1)), KOKKOS_LAMBDA(int y, int x) { op(f(y, x), u(y, x), w(y, x)); });
 }
 
 /// dir <- dir / sqrt(((1 - alpha) w)^2 + (alpha w_max)^2): LSQML's
-/// preconditioned search direction (Odstrcil et al. 2018). Works on flattened
-/// Views like apply_preconditioned_update. Non-blocking.
+/// preconditioned search direction (Odstrcil et al. 2018) of a probe. Works
+/// on flattened Views like apply_preconditioned_update. Non-blocking.
 template <class ExecSpace, class FieldView, class WeightView>
 void precondition_direction(ExecSpace const& space, FieldView const& dir, WeightView const& weight,
                             double alpha, double w_max) {
@@ -113,14 +153,22 @@ void precondition_direction(ExecSpace const& space, FieldView const& dir, Weight
   PTYKO_ASSERT(n % w_n == 0, "direction and weight shapes do not match");
   auto* f = dir.data();
   auto const* w = weight.data();
-  T const a = T(alpha), wm2 = T(alpha * w_max) * T(alpha * w_max);
+  PreconditionedDirection<T> const op(alpha, w_max);
   Kokkos::parallel_for(
       "ptyko::precondition_direction", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
-      KOKKOS_LAMBDA(std::size_t k) {
-        T const wk = (T(1) - a) * w[k % w_n];
-        T const denom = math::sqrt(wk * wk + wm2);
-        f[k] = denom > T(0) ? f[k] / denom : f[k] * T(0);
-      });
+      KOKKOS_LAMBDA(std::size_t k) { op(f[k], w[k % w_n]); });
+}
+
+/// The same for an (H, W) object direction over the tiles of a batch.
+/// Non-blocking.
+template <class ExecSpace, class T, class Mem>
+void precondition_direction(ExecSpace const& space, TileList<Mem> const& tiles, ComplexView2<T, Mem> const& dir,
+                            RealView2<T, Mem> const& weight, double alpha, double w_max) {
+  auto d = dir;
+  auto w = weight;
+  PreconditionedDirection<T> const op(alpha, w_max);
+  for_each_tile_pixel(space, "ptyko::precondition_direction(tiles)", tiles, int(dir.extent(0)), int(dir.extent(1)),
+                      KOKKOS_LAMBDA(int y, int x) { op(d(y, x), w(y, x)); });
 }
 
 /// field += step * dir (same shapes). Non-blocking.
@@ -134,6 +182,30 @@ void add_scaled(ExecSpace const& space, View const& field, View const& dir, doub
   Kokkos::parallel_for(
       "ptyko::add_scaled", Kokkos::RangePolicy<ExecSpace>(space, 0, field.span()),
       KOKKOS_LAMBDA(std::size_t k) { f[k] += s * d[k]; });
+}
+
+/// object += step * dir over the tiles of a batch. Non-blocking.
+template <class ExecSpace, class T, class Mem>
+void add_scaled(ExecSpace const& space, TileList<Mem> const& tiles, ComplexView2<T, Mem> const& field,
+                ComplexView2<T, Mem> const& dir, double step) {
+  auto f = field;
+  auto d = dir;
+  T const s(step);
+  for_each_tile_pixel(space, "ptyko::add_scaled(tiles)", tiles, int(field.extent(0)), int(field.extent(1)),
+                      KOKKOS_LAMBDA(int y, int x) { f(y, x) += s * d(y, x); });
+}
+
+/// num = 0 and weight = 0 over the tiles. Non-blocking.
+template <class ExecSpace, class T, class Mem>
+void zero_tiles(ExecSpace const& space, TileList<Mem> const& tiles, ComplexView2<T, Mem> const& num,
+                RealView2<T, Mem> const& weight) {
+  auto u = num;
+  auto w = weight;
+  for_each_tile_pixel(space, "ptyko::zero_tiles", tiles, int(num.extent(0)), int(num.extent(1)),
+                      KOKKOS_LAMBDA(int y, int x) {
+                        u(y, x) = Complex<T>(0);
+                        w(y, x) = T(0);
+                      });
 }
 
 /// field = (num + inertia field) / (weight + inertia): DM's overlap
@@ -157,16 +229,16 @@ void apply_weighted_average(ExecSpace const& space, FieldView const& field, Fiel
       });
 }
 
-/// Clips |object| to at most `limit` (phase kept). Non-blocking.
+/// Clips |object| to at most `limit` (phase kept) over the tiles (pass
+/// all_tiles for the whole object). Non-blocking.
 template <class ExecSpace, class T, class Mem>
-void clip_amplitude(ExecSpace const& space, ComplexView2<T, Mem> const& object, T limit) {
-  auto* o = object.data();
-  Kokkos::parallel_for(
-      "ptyko::clip_amplitude", Kokkos::RangePolicy<ExecSpace>(space, 0, object.span()),
-      KOKKOS_LAMBDA(std::size_t k) {
-        T const a = math::sqrt(math::norm2(o[k]));
-        if (a > limit) o[k] *= limit / a;
-      });
+void clip_amplitude(ExecSpace const& space, TileList<Mem> const& tiles, ComplexView2<T, Mem> const& object, T limit) {
+  auto o = object;
+  for_each_tile_pixel(space, "ptyko::clip_amplitude", tiles, int(object.extent(0)), int(object.extent(1)),
+                      KOKKOS_LAMBDA(int y, int x) {
+                        T const a = math::sqrt(math::norm2(o(y, x)));
+                        if (a > limit) o(y, x) *= limit / a;
+                      });
 }
 
 /// Multiplies every element of a complex View by a real scalar. Non-blocking.

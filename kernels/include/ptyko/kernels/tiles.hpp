@@ -1,0 +1,164 @@
+#pragma once
+// Object tiles: the object (H, W) cut into square tiles of `tile_edge`
+// pixels. A mini-batch writes only inside its positions' footprints, so the
+// per-batch passes over object-shaped sums (zeroing, maximum, preconditioned
+// update) run over the list of tiles those footprints touch instead of the
+// whole object: their cost follows the batch, not the scan.
+
+#include <ptyko/kernels/compat.hpp>
+#include <ptyko/kernels/types.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace ptyko {
+
+/// Tile edge in pixels: rows of 32 contiguous pixels (a cache line of 8-byte
+/// values four times over), and 1024 pixels per tile for GPU blocks.
+inline constexpr int tile_edge = 32;
+
+/// (n, 2) tile origins (y0, x0), multiples of tile_edge, in object pixels.
+template <class Mem>
+using TileList = Kokkos::View<int* [2], Kokkos::LayoutRight, Mem>;
+
+/// Origins of the tiles of an (H, W) object touched by the footprints of
+/// patches of edge D centred at `centres` ((y, x) object pixels, as
+/// positions; the footprint includes the extra row/column of bilinear
+/// interpolation, plus one pixel of margin for rounding). Footprints are
+/// clipped to the object; centres far outside it touch nothing. Host
+/// function; tiles in row-major order.
+inline std::vector<std::array<int, 2>> footprint_tiles(std::vector<std::array<double, 2>> const& centres, int D,
+                                                        int H, int W) {
+  int const ty = (H + tile_edge - 1) / tile_edge, tx = (W + tile_edge - 1) / tile_edge;
+  std::vector<char> touched(std::size_t(ty) * std::size_t(tx), 0);
+  for (auto const& c : centres) {
+    double const y0 = std::floor(c[0] - D / 2) - 1, x0 = std::floor(c[1] - D / 2) - 1;
+    double const y1 = y0 + D + 2, x1 = x0 + D + 2;  // inclusive last pixel
+    if (!(y1 >= 0 && x1 >= 0 && y0 < H && x0 < W)) continue;
+    int const a0 = int(std::max(0.0, y0)) / tile_edge, a1 = int(std::min(double(H - 1), y1)) / tile_edge;
+    int const b0 = int(std::max(0.0, x0)) / tile_edge, b1 = int(std::min(double(W - 1), x1)) / tile_edge;
+    for (int a = a0; a <= a1; ++a)
+      for (int b = b0; b <= b1; ++b) touched[std::size_t(a) * tx + b] = 1;
+  }
+  std::vector<std::array<int, 2>> out;
+  for (int a = 0; a < ty; ++a)
+    for (int b = 0; b < tx; ++b)
+      if (touched[std::size_t(a) * tx + b]) out.push_back({a * tile_edge, b * tile_edge});
+  return out;
+}
+
+/// A device TileList holding `origins`. Host -> device copy, once per list.
+template <class Mem>
+TileList<Mem> make_tile_list(std::vector<std::array<int, 2>> const& origins, char const* label) {
+  TileList<Mem> tiles(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), origins.size());
+  auto h = Kokkos::create_mirror_view(tiles);
+  for (std::size_t k = 0; k < origins.size(); ++k) {
+    h(k, 0) = origins[k][0];
+    h(k, 1) = origins[k][1];
+  }
+  Kokkos::deep_copy(tiles, h);  // host -> device: tile origins
+  return tiles;
+}
+
+/// Every tile of an (H, W) object.
+template <class Mem>
+TileList<Mem> all_tiles(int H, int W) {
+  std::vector<std::array<int, 2>> origins;
+  for (int y = 0; y < H; y += tile_edge)
+    for (int x = 0; x < W; x += tile_edge) origins.push_back({y, x});
+  return make_tile_list<Mem>(origins, "ptyko::all_tiles");
+}
+
+/// (tile, i, j) with j fastest: each tile row is contiguous in the object.
+template <class ExecSpace>
+auto tile_policy(ExecSpace const& space, int tiles) {
+  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>,
+                                       Kokkos::IndexType<int>>;
+  return Policy(space, {0, 0, 0}, {tiles, tile_edge, tile_edge}, {1, tile_edge, tile_edge});
+}
+
+/// Calls fn(y, x) for every object pixel (inside H x W) of the tiles.
+/// `fn` is a device functor; pixels of distinct tiles are distinct, so fn may
+/// write its pixel without atomics. Non-blocking.
+template <class ExecSpace, class Fn>
+void for_each_tile_pixel(ExecSpace const& space, char const* label, TileList<typename ExecSpace::memory_space> const& tiles,
+                         int H, int W, Fn const& fn) {
+  auto t = tiles;
+  Kokkos::parallel_for(
+      label, tile_policy(space, int(tiles.extent(0))), KOKKOS_LAMBDA(int k, int i, int j) {
+        int const y = t(k, 0) + i, x = t(k, 1) + j;
+        if (y < H && x < W) fn(y, x);
+      });
+}
+
+/// Largest value of a real (H, W) View over the tiles (0 when there are
+/// none; the Views hold non-negative weights). Blocking.
+template <class ExecSpace, class View>
+double max_over_tiles(ExecSpace const& space, TileList<typename ExecSpace::memory_space> const& tiles,
+                      View const& v) {
+  using V = typename View::non_const_value_type;
+  if (tiles.extent(0) == 0) return 0.0;
+  int const H = int(v.extent(0)), W = int(v.extent(1));
+  auto t = tiles;
+  auto a = v;
+  V result = 0;
+  Kokkos::parallel_reduce(
+      "ptyko::max_over_tiles", tile_policy(space, int(tiles.extent(0))),
+      KOKKOS_LAMBDA(int k, int i, int j, V& m) {
+        int const y = t(k, 0) + i, x = t(k, 1) + j;
+        if (y < H && x < W && a(y, x) > m) m = a(y, x);
+      },
+      Kokkos::Max<V>(result));
+  return std::max(0.0, double(result));
+}
+
+/// Copies (Re num, Im num, w) of every pixel of the tiles into `packed`
+/// (3 values per pixel, tile_edge^2 pixels per tile in tile order; pixels
+/// outside the object give zeros), so that the tiles travel as one
+/// contiguous buffer. Non-blocking.
+template <class ExecSpace, class T, class Mem>
+void pack_tiles(ExecSpace const& space, TileList<Mem> const& tiles, ComplexView2<T, Mem> const& num,
+                RealView2<T, Mem> const& w, RealView1<T, Mem> const& packed) {
+  int const H = int(num.extent(0)), W = int(num.extent(1));
+  auto t = tiles;
+  auto u = num;
+  auto a = w;
+  auto out = packed;
+  Kokkos::parallel_for(
+      "ptyko::pack_tiles", tile_policy(space, int(tiles.extent(0))), KOKKOS_LAMBDA(int k, int i, int j) {
+        int const y = t(k, 0) + i, x = t(k, 1) + j;
+        std::size_t const p = 3 * ((std::size_t(k) * tile_edge + i) * tile_edge + j);
+        bool const in = y < H && x < W;
+        Complex<T> const v = in ? u(y, x) : Complex<T>(0);
+        out(p) = v.real();
+        out(p + 1) = v.imag();
+        out(p + 2) = in ? a(y, x) : T(0);
+      });
+}
+
+/// The inverse of pack_tiles: writes the packed values back into the tiles'
+/// pixels. Non-blocking.
+template <class ExecSpace, class T, class Mem>
+void unpack_tiles(ExecSpace const& space, TileList<Mem> const& tiles, RealView1<T, Mem> const& packed,
+                  ComplexView2<T, Mem> const& num, RealView2<T, Mem> const& w) {
+  auto in = packed;
+  auto u = num;
+  auto a = w;
+  auto t = tiles;
+  int const H = int(num.extent(0)), W = int(num.extent(1));
+  Kokkos::parallel_for(
+      "ptyko::unpack_tiles", tile_policy(space, int(tiles.extent(0))), KOKKOS_LAMBDA(int k, int i, int j) {
+        int const y = t(k, 0) + i, x = t(k, 1) + j;
+        if (y >= H || x >= W) return;
+        std::size_t const p = 3 * ((std::size_t(k) * tile_edge + i) * tile_edge + j);
+        u(y, x) = Complex<T>(in(p), in(p + 1));
+        a(y, x) = in(p + 2);
+      });
+}
+
+}  // namespace ptyko

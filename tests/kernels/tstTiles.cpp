@@ -1,0 +1,183 @@
+// Object tiles: the footprint tile lists cover every pixel a batch's scatter
+// writes, and the tiled object passes equal the whole-object ones there.
+#include <ptyko/kernels/patch.hpp>
+#include <ptyko/kernels/tiles.hpp>
+#include <ptyko/kernels/update.hpp>
+
+#include <test_utils.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+namespace {
+
+using namespace ptyko;
+using test::ExecSpace;
+using test::MemSpace;
+
+template <class T>
+class Tiles : public ::testing::Test {};
+using Reals = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(Tiles, Reals);
+
+// A batch of N random positions whose patches fit an (H, W) object, plus
+// the same centres in double for footprint_tiles.
+template <class T>
+struct Batch {
+  PositionView<T, MemSpace> pos;
+  IndexView<MemSpace> idx;
+  std::vector<std::array<double, 2>> centres;
+};
+
+template <class T>
+Batch<T> random_batch(int N, int D, int H, int W, unsigned seed) {
+  Batch<T> b{PositionView<T, MemSpace>("pos", N), IndexView<MemSpace>("idx", N), {}};
+  auto hp = Kokkos::create_mirror_view(b.pos);
+  auto hi = Kokkos::create_mirror_view(b.idx);
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> uy(D / 2, H - D / 2 - 1.001), ux(D / 2, W - D / 2 - 1.001);
+  for (int n = 0; n < N; ++n) {
+    hp(n, 0) = T(uy(gen));
+    hp(n, 1) = T(ux(gen));
+    hi(n) = n;
+    b.centres.push_back({double(hp(n, 0)), double(hp(n, 1))});
+  }
+  Kokkos::deep_copy(b.pos, hp);
+  Kokkos::deep_copy(b.idx, hi);
+  return b;
+}
+
+// w += S^T of the patch values 1 + k (i + j), k = 0 or 1. A free function:
+// nvcc allows no device lambda in a test body.
+template <class T>
+void scatter_weights(ExecSpace const& space, Batch<T> const& b, int D, RealView2<T, MemSpace> const& w, int k) {
+  scatter_add_patches(space, int(b.idx.extent(0)), D, b.pos, b.idx, w,
+                      KOKKOS_LAMBDA(int, int i, int j) { return T(1 + k * (i + j)); });
+}
+
+// Largest |a - b| over two Views of the same shape (host copies).
+template <class A, class B>
+double max_abs_diff(A const& a, B const& b) {
+  auto ha = test::host_copy(a);
+  auto hb = test::host_copy(b);
+  double m = 0;
+  for (std::size_t k = 0; k < ha.span(); ++k) m = std::max(m, double(Kokkos::abs(ha.data()[k] - hb.data()[k])));
+  return m;
+}
+
+// Set of (tile row, tile column) of a host tile list.
+std::set<std::pair<int, int>> tile_set(std::vector<std::array<int, 2>> const& origins) {
+  std::set<std::pair<int, int>> s;
+  for (auto const& o : origins) s.insert({o[0] / tile_edge, o[1] / tile_edge});
+  return s;
+}
+
+TYPED_TEST(Tiles, FootprintTilesCoverEveryScatteredPixel) {
+  using T = TypeParam;
+  ExecSpace space;
+  int const N = 5, D = 24, H = 150, W = 173;  // object not a multiple of the tile edge
+  auto b = random_batch<T>(N, D, H, W, 3);
+  RealView2<T, MemSpace> w("w", H, W);
+  scatter_weights(space, b, D, w, 0);
+  auto origins = footprint_tiles(b.centres, D, H, W);
+  auto tiles = tile_set(origins);
+  auto hw = test::host_copy(w);
+  int written = 0;
+  for (int y = 0; y < H; ++y)
+    for (int x = 0; x < W; ++x)
+      if (hw(y, x) != T(0)) {
+        ++written;
+        EXPECT_TRUE(tiles.count({y / tile_edge, x / tile_edge})) << "pixel " << y << ", " << x;
+      }
+  EXPECT_GT(written, N * D * D / 2);
+  // Five footprints of 25 pixels cover at most 5 x 3 x 3 of the 5 x 6 tiles... but not all.
+  EXPECT_LE(origins.size(), std::size_t(N * 9));
+  EXPECT_LT(origins.size(), std::size_t(5 * 6));
+  // Every origin lies inside the object, on the tile grid.
+  for (auto const& o : origins) {
+    EXPECT_EQ(o[0] % tile_edge, 0);
+    EXPECT_EQ(o[1] % tile_edge, 0);
+    EXPECT_LT(o[0], H);
+    EXPECT_LT(o[1], W);
+  }
+}
+
+TEST(TilesHost, CentresOutsideTouchNothingAndClipping) {
+  int const D = 16, H = 64, W = 64;
+  EXPECT_TRUE(footprint_tiles({{-100.0, -100.0}, {500.0, 10.0}}, D, H, W).empty());
+  // A footprint across the lower-right corner touches only the last tile.
+  auto o = footprint_tiles({{H + 2.0, W + 2.0}}, D, H, W);
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0][0], 32);
+  EXPECT_EQ(o[0][1], 32);
+  EXPECT_EQ(footprint_tiles({}, D, H, W).size(), 0u);
+}
+
+TYPED_TEST(Tiles, TiledPassesMatchWholeObjectPasses) {
+  using T = TypeParam;
+  using C = Complex<T>;
+  ExecSpace space;
+  int const N = 4, D = 20, H = 120, W = 97;
+  auto b = random_batch<T>(N, D, H, W, 9);
+  auto tiles = make_tile_list<MemSpace>(footprint_tiles(b.centres, D, H, W), "tiles");
+  // Sums that are non-zero only inside the footprints, as a batch leaves them.
+  ComplexView3<T, MemSpace> values("values", N, D, D);
+  test::fill_random(values, 5);
+  ComplexView2<T, MemSpace> num("num", H, W);
+  RealView2<T, MemSpace> w("w", H, W);
+  add_patches(space, values, b.pos, b.idx, num);
+  scatter_weights(space, b, D, w, 1);
+  ComplexView2<T, MemSpace> obj_flat("obj_flat", H, W), obj_tiled("obj_tiled", H, W);
+  test::fill_random(obj_flat, 6);
+  Kokkos::deep_copy(obj_tiled, obj_flat);
+
+  double const w_max = max_value(space, w);
+  EXPECT_GT(w_max, 0.0);
+  EXPECT_EQ(max_over_tiles(space, tiles, w), w_max);
+
+  apply_preconditioned_update(space, obj_flat, num, w, 0.3, w_max, 0.7);
+  apply_preconditioned_update(space, tiles, obj_tiled, num, w, 0.3, w_max, 0.7);
+  EXPECT_EQ(max_abs_diff(obj_flat, obj_tiled), 0.0);
+
+  ComplexView2<T, MemSpace> dir_flat("dir_flat", H, W);
+  Kokkos::deep_copy(dir_flat, num);
+  precondition_direction(space, dir_flat, w, 0.2, w_max);
+  precondition_direction(space, tiles, num, w, 0.2, w_max);
+  EXPECT_EQ(max_abs_diff(dir_flat, num), 0.0);
+
+  add_scaled(space, obj_flat, dir_flat, 1.5);
+  add_scaled(space, tiles, obj_tiled, num, 1.5);
+  EXPECT_EQ(max_abs_diff(obj_flat, obj_tiled), 0.0);
+
+  // clip over all tiles = the whole object
+  auto every = all_tiles<MemSpace>(H, W);
+  clip_amplitude(space, every, obj_tiled, T(0.5));
+  auto h = test::host_copy(obj_tiled);
+  for (std::size_t k = 0; k < h.span(); ++k) EXPECT_LE(Kokkos::abs(h.data()[k]), T(0.5) * T(1.0001));
+
+  // zero_tiles zeroes the listed tiles and nothing else
+  test::fill_random(num, 7);
+  Kokkos::deep_copy(w, T(2));
+  auto before = test::host_copy(num);
+  zero_tiles(space, tiles, num, w);
+  auto hn = test::host_copy(num);
+  auto hw = test::host_copy(w);
+  auto set = tile_set(footprint_tiles(b.centres, D, H, W));
+  for (int y = 0; y < H; ++y)
+    for (int x = 0; x < W; ++x) {
+      bool const in = set.count({y / tile_edge, x / tile_edge}) > 0;
+      EXPECT_EQ(hn(y, x), in ? C(0) : before(y, x));
+      EXPECT_EQ(hw(y, x), in ? T(0) : T(2));
+    }
+
+  // No tiles: nothing to do, maximum 0.
+  TileList<MemSpace> none("none", 0);
+  EXPECT_EQ(max_over_tiles(space, none, w), 0.0);
+  add_scaled(space, none, obj_tiled, num, 1.0);
+  EXPECT_EQ(max_abs_diff(obj_tiled, h), 0.0);
+}
+
+}  // namespace
