@@ -49,6 +49,8 @@ LocalData<T, ExecSpace> load_local_data(ExecSpace const& space, ScanLayout const
   LocalData<T, ExecSpace> data;
   data.global_frames = layout.info.frames;
   data.frame_ids = ids;
+  data.tile_y = tile_y;
+  data.tile_x = tile_x;
   data.frames = RealView3<float, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LocalData::frames"),
                                       n, D, D);
   {

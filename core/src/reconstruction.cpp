@@ -3,6 +3,7 @@
 #include <ptyko/core/reconstruction.hpp>
 #include <ptyko/kernels/compat.hpp>
 #include <ptyko/kernels/error.hpp>
+#include <ptyko/kernels/tiles.hpp>
 #include <ptyko/kernels/update.hpp>
 
 #include <chrono>
@@ -79,6 +80,8 @@ Reconstruction<T, ExecSpace>::Reconstruction(ExecSpace const& space, LocalData<T
   std::unordered_map<std::size_t, int> local_of;
   for (std::size_t i = 0; i < m_data.frame_ids.size(); ++i) local_of[m_data.frame_ids[i]] = int(i);
   int max_local = 1;
+  int const H = int(m_state.object.extent(0)), W = int(m_state.object.extent(1)), D = m_data.detector();
+  std::vector<std::array<double, 2>> centres;
   for (auto const& g : global) {
     std::vector<int> mine;
     for (int id : g) {
@@ -93,6 +96,13 @@ Reconstruction<T, ExecSpace>::Reconstruction(ExecSpace const& space, LocalData<T
     for (std::size_t k = 0; k < mine.size(); ++k) h(k) = mine[k];
     Kokkos::deep_copy(b.local, h);  // host -> device: batch indices, once per run
     max_local = std::max(max_local, int(mine.size()));
+    // Tiles reached by any rank's positions of the batch, in this rank's
+    // object coordinates: the sums of the batch are zero elsewhere.
+    centres.clear();
+    for (int id : g)
+      centres.push_back({all_positions[id][0] - m_data.tile_y, all_positions[id][1] - m_data.tile_x});
+    b.tiles = make_tile_list<typename ExecSpace::memory_space>(footprint_tiles(centres, D, H, W),
+                                                               "ptyko::Reconstruction::batch_tiles");
     m_batches.push_back(b);
   }
   m_power = mean_pattern(m_space, m_data, m_sync).second;

@@ -105,6 +105,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   using typename Base::RealField;
   using Base::max;
   using Base::sum;
+  using Base::sum_object;
   using Buffer = RealView1<T, Mem>;
 
   Neighbor(Communicator comm, ScanLayout const& layout, StrategyOptions const& options)

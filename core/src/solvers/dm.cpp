@@ -207,6 +207,7 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
     m_waves = Waves(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::DM::waves"), chunk, M, D, D);
     m_psi = Waves(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::DM::exit_waves"), n, M, D, D);
     m_sums = UpdateSums<T, ExecSpace>(space, H, W, M, D, chunk);
+    m_all_tiles = all_tiles<Mem>(H, W);
     m_chunks = index_chunks<Mem>(n, chunk);
     m_first.clear();
     for (int first = 0; first < n; first += chunk) m_first.push_back(first);
@@ -239,7 +240,7 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
       overlap_object(space, data, state, sync);
       if (update_probe) overlap_probe(space, data, state, sync);
     }
-    if (m_options.object_clip) clip_amplitude(space, state.object, T(1));
+    if (m_options.object_clip) clip_amplitude(space, m_all_tiles, state.object, T(1));
 
     if (m_pbound < 0) {  // first epoch: the bound from the brightest frame of all ranks
       double const relax = std::max(0.0, m_options.fourier_relax);
@@ -318,6 +319,7 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
   std::unique_ptr<ForwardModel<T, ExecSpace>> m_model;
   Waves m_waves, m_psi;
   UpdateSums<T, ExecSpace> m_sums;
+  TileList<Mem> m_all_tiles;
   std::vector<IndexView<Mem>> m_chunks;
   std::vector<int> m_first;
   double m_pbound = -1;  ///< power bound per pixel (0: plain projection); set in the first epoch

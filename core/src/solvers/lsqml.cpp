@@ -127,15 +127,16 @@ class LSQML final : public Solver<T, ExecSpace> {
     double cost = 0;
     for (auto const* batch : batches) {
       auto const& idx = batch->local;
+      auto const& tiles = batch->tiles;
       int const B = int(idx.extent(0));
-      m_sums.zero(space, update_probe);
+      m_sums.begin_batch(space, tiles, update_probe);
       if (B > 0) {
         cost += exit_wave_update(space, *m_model, data, state, idx, m_options.noise, m_waves);
         m_sums.accumulate(space, state.probe, m_model->patches(), data.positions, idx, m_waves, update_probe);
       }
       auto maxima = m_sums.reduce(space, sync, update_probe);
       // Search directions, in place of the sums.
-      precondition_direction(space, m_sums.obj_num, all ? m_all.obj_w : m_sums.obj_w, m_options.alpha,
+      precondition_direction(space, tiles, m_sums.obj_num, all ? m_all.obj_w : m_sums.obj_w, m_options.alpha,
                              all ? all_max[0] : maxima[0]);
       if (update_probe)
         precondition_direction(space, m_sums.probe_num, all ? m_all.probe_w : m_sums.probe_w,
@@ -178,9 +179,9 @@ class LSQML final : public Solver<T, ExecSpace> {
       }
       sync.sum(steps, 2);
       double const beta_o = steps[0] / n, beta_p = steps[1] / n;
-      add_scaled(space, state.object, m_sums.obj_num, beta_o);
+      add_scaled(space, tiles, state.object, m_sums.obj_num, beta_o);
       if (update_probe) add_scaled(space, state.probe, m_sums.probe_num, beta_p);
-      if (m_options.object_clip) clip_amplitude(space, state.object, T(1));
+      if (m_options.object_clip) clip_amplitude(space, tiles, state.object, T(1));
       sync.after_batch(space, state.object, m_sums.obj_w);
     }
     return cost;

@@ -46,21 +46,22 @@ class RPIE final : public Solver<T, ExecSpace> {
     double cost = 0;
     for (auto const* batch : batches) {
       auto const& idx = batch->local;
-      m_sums.zero(space, update_probe);
+      auto const& tiles = batch->tiles;
+      m_sums.begin_batch(space, tiles, update_probe);
       if (idx.extent(0) > 0) {
         cost += exit_wave_update(space, *m_model, data, state, idx, m_options.noise, m_waves);
         m_sums.accumulate(space, state.probe, m_model->patches(), data.positions, idx, m_waves, update_probe);
       }
       auto maxima = m_sums.reduce(space, sync, update_probe);
       bool const all = m_options.illumination == IlluminationNorm::all;
-      apply_preconditioned_update(space, state.object, m_sums.obj_num, all ? m_all.obj_w : m_sums.obj_w,
+      apply_preconditioned_update(space, tiles, state.object, m_sums.obj_num, all ? m_all.obj_w : m_sums.obj_w,
                                   m_options.alpha, all ? all_max[0] : maxima[0], step);
       if (update_probe) {
         apply_preconditioned_update(space, state.probe, m_sums.probe_num,
                                     all ? m_all.probe_w : m_sums.probe_w, m_options.beta,
                                     all ? all_max[1] : maxima[1], step);
       }
-      if (m_options.object_clip) clip_amplitude(space, state.object, T(1));
+      if (m_options.object_clip) clip_amplitude(space, tiles, state.object, T(1));
       sync.after_batch(space, state.object, m_sums.obj_w);
     }
     return cost;

@@ -7,6 +7,7 @@
 #include <ptyko/core/state.hpp>
 #include <ptyko/core/sync.hpp>
 #include <ptyko/kernels/fourier.hpp>
+#include <ptyko/kernels/tiles.hpp>
 #include <ptyko/kernels/types.hpp>
 
 #include <complex>
@@ -54,6 +55,9 @@ template <class ExecSpace>
 struct LocalBatch {
   IndexView<typename ExecSpace::memory_space> local;  ///< this rank's frames in it
   int global_size = 0;                                ///< positions over all ranks
+  /// Tiles of this rank's object touched by the footprints of all positions
+  /// of the batch (every rank's): the only pixels its object sums reach.
+  TileList<typename ExecSpace::memory_space> tiles;
 };
 
 template <class T, class ExecSpace>

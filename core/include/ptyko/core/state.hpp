@@ -24,6 +24,8 @@ struct LocalData {
   RealView3<float, memory_space> frames;
   /// (n, 2) probe centres (y, x) in pixels of this rank's object tile.
   PositionView<T, memory_space> positions;
+  /// Global object pixel of the tile's pixel (0, 0): positions are relative to it.
+  int tile_y = 0, tile_x = 0;
   /// (D, D) 1 = measured; extent 0 when every pixel is measured.
   MaskView<memory_space> mask;
   /// File frame index of each local frame (global numbering).

@@ -9,6 +9,7 @@
 // sum_object every pixel of the tile holds the sum over all ranks of the
 // contributions to that pixel.
 
+#include <ptyko/kernels/tiles.hpp>
 #include <ptyko/kernels/types.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -32,6 +33,14 @@ class Sync {
   /// an object update) over all ranks' contributions, in place. Collective.
   virtual void sum_object(ExecSpace const& space, ComplexField const& numerator,
                           RealField const& weight) = 0;
+  /// The same when every rank's contributions lie inside `tiles` (the
+  /// batch's footprint tiles, identical on ranks that share an object
+  /// grid): strategies may then move only those tiles. Pixels outside the
+  /// tiles must stay as they are (zero). Collective.
+  virtual void sum_object(ExecSpace const& space, ComplexField const& numerator, RealField const& weight,
+                          TileList<memory_space> const& /*tiles*/) {
+    sum_object(space, numerator, weight);
+  }
   /// Sums probe-shaped fields (M, D, D) and a (D, D) weight, in place. Collective.
   virtual void sum_probe(ExecSpace const& space, ProbeField const& numerator,
                          RealField const& weight) = 0;
@@ -74,6 +83,7 @@ class LocalSync final : public Sync<T, ExecSpace> {
   using typename Sync<T, ExecSpace>::ProbeField;
   using Sync<T, ExecSpace>::sum;
   using Sync<T, ExecSpace>::max;
+  using Sync<T, ExecSpace>::sum_object;
   void sum_object(ExecSpace const&, ComplexField const&, RealField const&) override {}
   void sum_probe(ExecSpace const&, ProbeField const&, RealField const&) override {}
   void sum(double*, int) override {}

@@ -6,11 +6,17 @@
 //   probe_num = sum_b conj(S_b O) delta(b, .)                (M, D, D) complex
 //   probe_w   = sum_b |S_b O|^2                              (D, D) real
 // then summed over ranks through Sync. Buffers are allocated once.
+//
+// A batch writes obj_num and obj_w only inside its footprints' tiles (the
+// batch's TileList, which covers every rank's positions of the batch), so
+// the object sums are zeroed and maximised over those tiles only: the other
+// pixels stay zero from one batch to the next.
 
 #include <ptyko/core/sync.hpp>
 #include <ptyko/kernels/exit_wave.hpp>
 #include <ptyko/kernels/forward.hpp>
 #include <ptyko/kernels/patch.hpp>
+#include <ptyko/kernels/tiles.hpp>
 #include <ptyko/kernels/update.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -38,14 +44,26 @@ class UpdateSums {
         m_products(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::UpdateSums::products"),
                    max_batch, D, D) {}
 
+  /// Zeroes every sum (whole object).
   void zero(ExecSpace const& space, bool probe) {
     Kokkos::deep_copy(space, obj_num, Complex<T>(0));
     Kokkos::deep_copy(space, obj_w, T(0));
-    if (probe) {
-      Kokkos::deep_copy(space, probe_num, Complex<T>(0));
-      Kokkos::deep_copy(space, probe_w, T(0));
-    }
+    m_written = TileList<Mem>();
+    m_tiled = false;
+    if (probe) zero_probe(space);
   }
+
+  /// Starts a batch whose object sums lie in `tiles`: zeroes the tiles the
+  /// previous batch wrote (the rest of the object sums is already zero).
+  void begin_batch(ExecSpace const& space, TileList<Mem> const& tiles, bool probe) {
+    if (m_written.extent(0) > 0) zero_tiles(space, m_written, obj_num, obj_w);
+    m_written = tiles;
+    m_tiled = true;
+    if (probe) zero_probe(space);
+  }
+
+  /// The tiles holding this batch's object sums (begin_batch).
+  TileList<Mem> const& tiles() const { return m_written; }
 
   /// Adds the batch's contributions; `patches` must hold S_b O of the batch.
   void accumulate(ExecSpace const& space, ComplexView3<T, Mem> const& probe,
@@ -80,14 +98,25 @@ class UpdateSums {
 
   /// Sums over ranks; returns the global maxima of obj_w and probe_w.
   std::array<double, 2> reduce(ExecSpace const& space, Sync<T, ExecSpace>& sync, bool probe) {
-    sync.sum_object(space, obj_num, obj_w);
+    if (m_tiled)
+      sync.sum_object(space, obj_num, obj_w, m_written);
+    else
+      sync.sum_object(space, obj_num, obj_w);
     if (probe) sync.sum_probe(space, probe_num, probe_w);
-    std::array<double, 2> maxima{max_value(space, obj_w), probe ? max_value(space, probe_w) : 0.0};
+    double const obj_max = m_tiled ? max_over_tiles(space, m_written, obj_w) : max_value(space, obj_w);
+    std::array<double, 2> maxima{obj_max, probe ? max_value(space, probe_w) : 0.0};
     sync.max(maxima.data(), 2);
     return maxima;
   }
 
  private:
+  void zero_probe(ExecSpace const& space) {
+    Kokkos::deep_copy(space, probe_num, Complex<T>(0));
+    Kokkos::deep_copy(space, probe_w, T(0));
+  }
+
+  TileList<Mem> m_written;  ///< tiles of the current batch (when m_tiled)
+  bool m_tiled = false;     ///< false: the sums may span the whole object
   RealView2<T, Mem> m_probe_int;
   ComplexView3<T, Mem> m_products;
 };
