@@ -19,6 +19,8 @@ class FullSync final : public Strategy<T, ExecSpace> {
   using typename Base::RealField;
   using Base::max;
   using Base::sum;
+  using Base::sum_object;
+  using Mem = typename ExecSpace::memory_space;
 
   FullSync(Communicator comm, ScanLayout const& layout) : m_comm(std::move(comm)) {
     m_decomposition.frame_ids = frames_of_rank(layout, m_comm);
@@ -36,6 +38,19 @@ class FullSync final : public Strategy<T, ExecSpace> {
   void sum_object(ExecSpace const& space, ComplexField const& num, RealField const& w) override {
     allreduce_view(space, m_comm, num, ReduceOp::sum, m_staging);
     allreduce_view(space, m_comm, w, ReduceOp::sum, m_staging);
+  }
+  /// Only the batch's tiles: every rank has the whole object and the same
+  /// global batches, hence the same tile list, and nothing outside it.
+  void sum_object(ExecSpace const& space, ComplexField const& num, RealField const& w,
+                  TileList<Mem> const& tiles) override {
+    if (m_comm.size() == 1 || tiles.extent(0) == 0) return;
+    std::size_t const n = 3 * tiles.extent(0) * std::size_t(tile_edge) * tile_edge;
+    if (m_packed.extent(0) < n)  // grows to the largest batch, then stays
+      m_packed = RealView1<T, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::FullSync::packed"), n);
+    RealView1<T, Mem> packed = Kokkos::subview(m_packed, std::make_pair(std::size_t(0), n));
+    pack_tiles(space, tiles, num, w, packed);
+    allreduce_view(space, m_comm, packed, ReduceOp::sum, m_staging);
+    unpack_tiles(space, tiles, packed, num, w);
   }
   void sum_probe(ExecSpace const& space, ProbeField const& num, RealField const& w) override {
     allreduce_view(space, m_comm, num, ReduceOp::sum, m_staging);
@@ -60,6 +75,7 @@ class FullSync final : public Strategy<T, ExecSpace> {
   Communicator m_comm;
   Decomposition m_decomposition;
   HostStaging m_staging;
+  RealView1<T, Mem> m_packed;  ///< the tiles of sum_object, contiguous
 };
 
 template <class T, class ExecSpace>
