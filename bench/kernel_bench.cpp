@@ -217,7 +217,7 @@ void BM_add_illumination(benchmark::State& state) {
     probe_intensity(space, f.probe, f.probe_int);
     auto pint = f.probe_int;
     scatter_add_patches(
-        space, f.B, f.D, f.positions, f.indices, f.obj_w, KOKKOS_LAMBDA(int, int i, int j) { return pint(i, j); },
+        space, f.B, f.D, f.positions, f.indices, f.obj_w, KOKKOS_LAMBDA(int, int i) { return &pint(i, 0); },
         "ptyko::UpdateSums::illumination");
   });
   set_rates(state, 4 * f.n() + 8 * f.B * f.E(), 11 * f.B * f.E() + 3 * M * f.n(), f.B);

@@ -36,11 +36,14 @@ void reflect_exit_waves(ExecSpace const& space, int B, ComplexView3<T, typename 
   auto S = patches;
   auto X = psi;
   auto W = waves;
-  Kokkos::parallel_for(
-      "ptyko::DM::reflect", frame_policy(space, B, D),
-      KOKKOS_LAMBDA(int b, int i, int j) {
-        Complex<T> const s = S(b, i, j);
-        for (int m = 0; m < M; ++m) W(b, m, i, j) = scale * (T(2) * P(m, i, j) * s - X(b, m, i, j));
+  for_each_frame_span(space, "ptyko::DM::reflect", B, D, KOKKOS_LAMBDA(int b, int i, int j0, int j1) {
+        Complex<T> const* s = &S(b, i, 0);
+        for (int m = 0; m < M; ++m) {
+          Complex<T> const* p = &P(m, i, 0);
+          Complex<T> const* x = &X(b, m, i, 0);
+          Complex<T>* w = &W(b, m, i, 0);
+          for (int j = j0; j < j1; ++j) w[j] = scale * (T(2) * p[j] * s[j] - x[j]);
+        }
       });
 }
 
@@ -55,13 +58,16 @@ void update_exit_waves(ExecSpace const& space, int B, ComplexView3<T, typename E
   auto S = patches;
   auto Y = projected;
   auto X = psi;
-  Kokkos::parallel_for(
-      "ptyko::DM::update_exit_waves", frame_policy(space, B, D),
-      KOKKOS_LAMBDA(int b, int i, int j) {
-        Complex<T> const s = S(b, i, j);
+  for_each_frame_span(space, "ptyko::DM::update_exit_waves", B, D, KOKKOS_LAMBDA(int b, int i, int j0, int j1) {
+        Complex<T> const* s = &S(b, i, 0);
         for (int m = 0; m < M; ++m) {
-          Complex<T> const po = P(m, i, j) * s;
-          X(b, m, i, j) = beta * (X(b, m, i, j) + Y(b, m, i, j) - po) + (T(1) - beta) * po;
+          Complex<T> const* p = &P(m, i, 0);
+          Complex<T> const* y = &Y(b, m, i, 0);
+          Complex<T>* x = &X(b, m, i, 0);
+          for (int j = j0; j < j1; ++j) {
+            Complex<T> const po = p[j] * s[j];
+            x[j] = beta * (x[j] + y[j] - po) + (T(1) - beta) * po;
+          }
         }
       });
 }

@@ -7,6 +7,7 @@
 
 #include <ptyko/kernels/compat.hpp>
 #include <ptyko/kernels/error.hpp>
+#include <ptyko/kernels/frame_loop.hpp>
 #include <ptyko/kernels/patch.hpp>
 #include <ptyko/kernels/types.hpp>
 
@@ -25,11 +26,13 @@ void exit_waves(ExecSpace const& space, int B, ComplexView3<T, Mem> const& probe
   auto P = probe;
   auto S = patches;
   auto out = psi;
-  Kokkos::parallel_for(
-      "ptyko::exit_waves", frame_policy(space, B, D),
-      KOKKOS_LAMBDA(int b, int i, int j) {
-        Complex<T> const s = S(b, i, j);
-        for (int m = 0; m < M; ++m) out(b, m, i, j) = P(m, i, j) * s;
+  for_each_frame_span(space, "ptyko::exit_waves", B, D, KOKKOS_LAMBDA(int b, int i, int j0, int j1) {
+        Complex<T> const* s = &S(b, i, 0);
+        for (int m = 0; m < M; ++m) {
+          Complex<T> const* p = &P(m, i, 0);
+          Complex<T>* o = &out(b, m, i, 0);
+          for (int j = j0; j < j1; ++j) o[j] = p[j] * s[j];
+        }
       });
 }
 
@@ -53,14 +56,18 @@ void extract_exit_waves(ExecSpace const& space, ComplexView2<T, Mem> const& obje
   auto P = probe;
   auto S = patches;
   auto out = psi;
-  Kokkos::parallel_for(
-      "ptyko::extract_exit_waves", frame_policy(space, B, D),
-      KOKKOS_LAMBDA(int b, int i, int j) {
+  for_each_frame_span(space, "ptyko::extract_exit_waves", B, D, KOKKOS_LAMBDA(int b, int i, int j0, int j1) {
         int const n = idx(b);
-        Complex<T> const s = PatchCorner<T>(pos(n, 0), pos(n, 1), D).sample(obj, i, j);
-        S(b, i, j) = s;
-        Complex<T> const ss = scale * s;
-        for (int m = 0; m < M; ++m) out(b, m, i, j) = P(m, i, j) * ss;
+        PatchCorner<T> const c(pos(n, 0), pos(n, 1), D);
+        Complex<T> const* r0 = &obj(c.y + i, c.x);
+        Complex<T> const* r1 = &obj(c.y + i + 1, c.x);
+        Complex<T>* s = &S(b, i, 0);
+        for (int j = j0; j < j1; ++j) s[j] = c.sample_rows(r0, r1, j);
+        for (int m = 0; m < M; ++m) {
+          Complex<T> const* p = &P(m, i, 0);
+          Complex<T>* o = &out(b, m, i, 0);
+          for (int j = j0; j < j1; ++j) o[j] = p[j] * (scale * s[j]);
+        }
       });
 }
 
@@ -74,19 +81,21 @@ void probe_adjoint_product(ExecSpace const& space, int B, ComplexView3<T, Mem> c
   auto P = probe;
   auto G = g;
   auto O = out;
-  Kokkos::parallel_for(
-      "ptyko::probe_adjoint_product",
-      frame_policy(space, B, D),
-      KOKKOS_LAMBDA(int b, int i, int j) {
-        Complex<T> sum(0);
-        for (int m = 0; m < M; ++m) sum += math::conj_mul(P(m, i, j), G(b, m, i, j));
-        O(b, i, j) = sum;
+  for_each_frame_span(space, "ptyko::probe_adjoint_product", B, D, KOKKOS_LAMBDA(int b, int i, int j0, int j1) {
+        Complex<T>* o = &O(b, i, 0);
+        for (int j = j0; j < j1; ++j) o[j] = Complex<T>(0);
+        for (int m = 0; m < M; ++m) {
+          Complex<T> const* p = &P(m, i, 0);
+          Complex<T> const* g = &G(b, m, i, 0);
+          for (int j = j0; j < j1; ++j) o[j] += math::conj_mul(p[j], g[j]);
+        }
       });
 }
 
 /// out(m, i, j) += sum_{b<B} conj(patches(b, i, j)) * g(b, m, i, j): the probe
-/// adjoint of the exit-wave product. One thread per probe pixel loops over the
-/// batch, so the sum is deterministic and needs no atomics. Non-blocking.
+/// adjoint of the exit-wave product. One work item per probe pixel (host: per
+/// probe row) loops over the batch, so the sum is deterministic and needs no
+/// atomics. Non-blocking.
 template <class ExecSpace, class T, class Mem>
 void patch_adjoint_product(ExecSpace const& space, int B, ComplexView3<T, Mem> const& patches,
                            ComplexView4<T, Mem> const& g, ComplexView3<T, Mem> const& out) {
@@ -95,13 +104,13 @@ void patch_adjoint_product(ExecSpace const& space, int B, ComplexView3<T, Mem> c
   auto S = patches;
   auto G = g;
   auto O = out;
-  Kokkos::parallel_for(
-      "ptyko::patch_adjoint_product",
-      frame_policy(space, M, D),
-      KOKKOS_LAMBDA(int m, int i, int j) {
-        Complex<T> sum(0);
-        for (int b = 0; b < B; ++b) sum += math::conj_mul(S(b, i, j), G(b, m, i, j));
-        O(m, i, j) += sum;
+  for_each_frame_span(space, "ptyko::patch_adjoint_product", M, D, KOKKOS_LAMBDA(int m, int i, int j0, int j1) {
+        Complex<T>* o = &O(m, i, 0);
+        for (int b = 0; b < B; ++b) {
+          Complex<T> const* s = &S(b, i, 0);
+          Complex<T> const* g = &G(b, m, i, 0);
+          for (int j = j0; j < j1; ++j) o[j] += math::conj_mul(s[j], g[j]);
+        }
       });
 }
 

@@ -14,6 +14,7 @@
 
 #include <ptyko/kernels/compat.hpp>
 #include <ptyko/kernels/error.hpp>
+#include <ptyko/kernels/frame_loop.hpp>
 #include <ptyko/kernels/types.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -30,12 +31,13 @@ void far_field_intensity(ExecSpace const& space, int B, ComplexView4<T, Mem> con
   int const D = int(Psi.extent(2));
   auto F = Psi;
   auto I = intensity;
-  Kokkos::parallel_for(
-      "ptyko::far_field_intensity", frame_policy(space, B, D),
-      KOKKOS_LAMBDA(int b, int i, int j) {
-        T sum = 0;
-        for (int m = 0; m < M; ++m) sum += math::norm2(F(b, m, i, j));
-        I(b, i, j) = sum;
+  for_each_frame_span(space, "ptyko::far_field_intensity", B, D, KOKKOS_LAMBDA(int b, int i, int j0, int j1) {
+        T* out = &I(b, i, 0);
+        for (int j = j0; j < j1; ++j) out[j] = T(0);
+        for (int m = 0; m < M; ++m) {
+          Complex<T> const* f = &F(b, m, i, 0);
+          for (int j = j0; j < j1; ++j) out[j] += math::norm2(f[j]);
+        }
       });
 }
 
@@ -59,27 +61,48 @@ double fourier_pixel_reduce(ExecSpace const& space, char const* label, int B,
   auto idx = indices;
   auto msk = mask;
   double cost = 0;
-  Kokkos::parallel_reduce(
-      label, frame_policy(space, B, D),
-      KOKKOS_LAMBDA(int b, int i, int j, double& acc) {
-        // Plain `if` on the constexpr flag, not `if constexpr`: nvcc forbids an
-        // extended lambda to first-capture a variable inside if-constexpr.
-        if (has_mask && msk(i, j) == 0) {
-          if (Op::modifies) {
-            T const factor = T(Op::masked_factor) * out_scale;
-            if (factor != T(1))
-              for (int m = 0; m < M; ++m) F(b, m, i, j) *= factor;
+  // Chunks of span_chunk_v columns: per-column intensity, factor and partial
+  // cost in local arrays, so that every inner loop is element-wise (the cost
+  // is summed lane by lane, then over the lanes: a fixed order).
+  reduce_frame_spans(
+      space, label, B, D,
+      KOKKOS_LAMBDA(int b, int i, int j0, int j1, double& acc) {
+        auto const* meas = &d(idx(b), i, 0);
+        std::uint8_t const* measured = has_mask ? &msk(i, 0) : nullptr;
+        constexpr int chunk = span_chunk_v<ExecSpace>;
+        for (int c0 = j0; c0 < j1; c0 += chunk) {
+          int const n = (j1 - c0 < chunk) ? j1 - c0 : chunk;
+          T I[chunk], factor[chunk];
+          double part[chunk];
+          for (int k = 0; k < n; ++k) I[k] = T(0);
+          for (int m = 0; m < M; ++m) {
+            Complex<T> const* f = &F(b, m, i, c0);
+            for (int k = 0; k < n; ++k) I[k] += math::norm2(f[k]);
           }
-          return;
+          for (int k = 0; k < n; ++k) {
+            T const dk = T(meas[c0 + k]);
+            factor[k] = op.factor(I[k], dk) * out_scale;
+            part[k] = double(op.cost(I[k], dk));
+          }
+          if (measured != nullptr) {
+            // Masked pixels are never compared with the data: their value
+            // may be anything, and the select discards what it gave.
+            for (int k = 0; k < n; ++k) {
+              bool const use = measured[c0 + k] != 0;
+              factor[k] = use ? factor[k] : T(Op::masked_factor) * out_scale;
+              part[k] = use ? part[k] : 0.0;
+            }
+          }
+          // Plain `if` on the constexpr flag, not `if constexpr`: nvcc forbids
+          // an extended lambda to first-capture a variable inside if-constexpr.
+          if (Op::modifies) {
+            for (int m = 0; m < M; ++m) {
+              Complex<T>* f = &F(b, m, i, c0);
+              for (int k = 0; k < n; ++k) f[k] *= factor[k];
+            }
+          }
+          for (int k = 0; k < n; ++k) acc += part[k];
         }
-        T I = 0;
-        for (int m = 0; m < M; ++m) I += math::norm2(F(b, m, i, j));
-        T const meas = T(d(idx(b), i, j));
-        if (Op::modifies) {
-          T const factor = op.factor(I, meas) * out_scale;
-          for (int m = 0; m < M; ++m) F(b, m, i, j) *= factor;
-        }
-        acc += double(op.cost(I, meas));
       },
       cost);
   return cost;

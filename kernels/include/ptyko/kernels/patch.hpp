@@ -8,6 +8,7 @@
 
 #include <ptyko/kernels/compat.hpp>
 #include <ptyko/kernels/error.hpp>
+#include <ptyko/kernels/frame_loop.hpp>
 #include <ptyko/kernels/types.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -34,13 +35,13 @@ struct PatchCorner {
     fx = cx - T(x);
   }
 
-  /// Bilinear sample of `obj` at patch pixel (i, j).
-  template <class ObjectView>
-  KOKKOS_INLINE_FUNCTION typename ObjectView::non_const_value_type sample(ObjectView const& obj, int i,
-                                                                          int j) const {
-    int const yy = y + i, xx = x + j;
-    return (T(1) - fy) * ((T(1) - fx) * obj(yy, xx) + fx * obj(yy, xx + 1)) +
-           fy * ((T(1) - fx) * obj(yy + 1, xx) + fx * obj(yy + 1, xx + 1));
+  /// Bilinear sample at patch pixel (i, j), given pointers to the object
+  /// rows y + i and y + i + 1, each at column x (row pointers: the form that
+  /// vectorises over j).
+  template <class V>
+  KOKKOS_INLINE_FUNCTION V sample_rows(V const* row0, V const* row1, int j) const {
+    return (T(1) - fy) * ((T(1) - fx) * row0[j] + fx * row0[j + 1]) +
+           fy * ((T(1) - fx) * row1[j] + fx * row1[j + 1]);
   }
 };
 
@@ -76,47 +77,92 @@ void extract_patches(ExecSpace const& space, ComplexView2<T, Mem> const& object,
   auto pos = positions;
   auto idx = indices;
   auto out = patches;
-  Kokkos::parallel_for(
-      "ptyko::extract_patches", frame_policy(space, B, D),
-      KOKKOS_LAMBDA(int b, int i, int j) {
+  for_each_frame_span(space, "ptyko::extract_patches", B, D, KOKKOS_LAMBDA(int b, int i, int j0, int j1) {
         int const n = idx(b);
-        out(b, i, j) = PatchCorner<T>(pos(n, 0), pos(n, 1), D).sample(obj, i, j);
+        PatchCorner<T> const c(pos(n, 0), pos(n, 1), D);
+        Complex<T> const* r0 = &obj(c.y + i, c.x);
+        Complex<T> const* r1 = &obj(c.y + i + 1, c.x);
+        Complex<T>* o = &out(b, i, 0);
+        for (int j = j0; j < j1; ++j) o[j] = c.sample_rows(r0, r1, j);
       });
 }
 
-/// target += sum_b S_{indices(b)}^T value(b, ., .), where value(b, i, j) is a
-/// device-callable functor returning the patch value (real or complex).
-/// Works per object pixel of each (D+1)x(D+1) footprint, so each pixel gets
-/// one atomic add per position instead of four. Non-blocking.
-template <class ExecSpace, class TargetView, class ValueFn, class T, class Mem>
-void scatter_add_patches(ExecSpace const& space, int B, int D,
-                         PositionView<T, Mem> const& positions, IndexView<Mem> const& indices,
-                         TargetView const& target, ValueFn const& value,
+namespace impl {
+
+template <bool Atomic, class V>
+KOKKOS_INLINE_FUNCTION void add_to(V* target, V const& x) {
+  if constexpr (Atomic)
+    Kokkos::atomic_add(target, x);
+  else
+    *target += x;
+}
+
+/// Row spans of the (D+1) x (D+1) footprints of a batch: footprint row u,
+/// columns [v0, v1), gets the four bilinear contributions of patch rows u
+/// (weights (1-fy)(1-fx) at v, (1-fy)fx at v-1) and u-1 (fy(1-fx), fy fx);
+/// pixels outside the patch contribute nothing. `row(b, i)` points to row i
+/// of the value of patch b (real or complex). Atomic: footprints of a batch
+/// overlap, so concurrent spans may meet on an object pixel.
+template <bool Atomic, class T, class Mem, class TargetView, class RowFn>
+struct FootprintScatter {
+  PositionView<T, Mem> pos;
+  IndexView<Mem> idx;
+  TargetView out;
+  RowFn row;
+  int D;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int b, int u, int v0, int v1) const {
+    int const n = idx(b);
+    PatchCorner<T> const c(pos(n, 0), pos(n, 1), D);
+    T const w00 = (T(1) - c.fy) * (T(1) - c.fx), w01 = (T(1) - c.fy) * c.fx;
+    T const w10 = c.fy * (T(1) - c.fx), w11 = c.fy * c.fx;
+    auto const* r1 = u < D ? row(b, u) : nullptr;      // patch row u
+    auto const* r0 = u > 0 ? row(b, u - 1) : nullptr;  // patch row u - 1
+    auto* o = &out(c.y + u, c.x);
+    using V = typename TargetView::non_const_value_type;
+    int v = v0;
+    if (r0 != nullptr && r1 != nullptr) {
+      // Inner footprint rows: the columns 1..D-1 without conditions (the
+      // loop that vectorises when not atomic), then the two edge columns.
+      if (v == 0 && v < v1) add_to<Atomic, V>(o, V(w00 * r1[0]) + V(w10 * r0[0])), ++v;
+      int const inner_end = v1 < D ? v1 : D;
+      for (; v < inner_end; ++v)
+        add_to<Atomic, V>(o + v, V(w00 * r1[v]) + V(w01 * r1[v - 1]) + V(w10 * r0[v]) + V(w11 * r0[v - 1]));
+      if (v < v1) add_to<Atomic, V>(o + D, V(w01 * r1[D - 1]) + V(w11 * r0[D - 1]));
+      return;
+    }
+    for (; v < v1; ++v) {  // first and last footprint rows
+      V sum = V(0);
+      if (r1 != nullptr && v < D) sum += w00 * r1[v];
+      if (r1 != nullptr && v > 0) sum += w01 * r1[v - 1];
+      if (r0 != nullptr && v < D) sum += w10 * r0[v];
+      if (r0 != nullptr && v > 0) sum += w11 * r0[v - 1];
+      add_to<Atomic, V>(o + v, sum);
+    }
+  }
+};
+
+}  // namespace impl
+
+/// target += sum_b S_{indices(b)}^T value(b), where row(b, i) is a device
+/// functor returning a pointer to row i of the value of patch b (D x D, real
+/// or complex). Works per object pixel of each (D+1)x(D+1) footprint, so
+/// each pixel gets one add per position instead of four; the adds are atomic
+/// unless the space runs one thread (Serial). Non-blocking.
+template <class ExecSpace, class TargetView, class RowFn, class T, class Mem>
+void scatter_add_patches(ExecSpace const& space, int B, int D, PositionView<T, Mem> const& positions,
+                         IndexView<Mem> const& indices, TargetView const& target, RowFn const& row,
                          char const* label = "ptyko::scatter_add_patches") {
   static_assert(Kokkos::SpaceAccessibility<ExecSpace, Mem>::accessible,
                 "ptyko::scatter_add_patches: Views not accessible from the execution space");
   static_assert(TargetView::rank == 2, "ptyko::scatter_add_patches: target must be (H, W)");
-  using V = typename TargetView::non_const_value_type;
   int const E = D + 1;  // footprint edge
-  auto pos = positions;
-  auto idx = indices;
-  auto out = target;
-  Kokkos::parallel_for(
-      label, frame_policy(space, B, E),
-      KOKKOS_LAMBDA(int b, int u, int v) {
-        int const n = idx(b);
-        PatchCorner<T> const c(pos(n, 0), pos(n, 1), D);
-        // Object pixel (c.y+u, c.x+v) takes weight (1-fy)(1-fx) from patch
-        // pixel (u, v), (1-fy)fx from (u, v-1), fy(1-fx) from (u-1, v) and
-        // fy fx from (u-1, v-1); pixels outside the patch contribute nothing.
-        V sum = V(0);
-        bool const in_u0 = u < D, in_u1 = u > 0, in_v0 = v < D, in_v1 = v > 0;
-        if (in_u0 && in_v0) sum += ((T(1) - c.fy) * (T(1) - c.fx)) * value(b, u, v);
-        if (in_u0 && in_v1) sum += ((T(1) - c.fy) * c.fx) * value(b, u, v - 1);
-        if (in_u1 && in_v0) sum += (c.fy * (T(1) - c.fx)) * value(b, u - 1, v);
-        if (in_u1 && in_v1) sum += (c.fy * c.fx) * value(b, u - 1, v - 1);
-        Kokkos::atomic_add(&out(c.y + u, c.x + v), sum);
-      });
+  if (is_host_space_v<ExecSpace> && space.concurrency() == 1)
+    for_each_frame_span(space, label, B, E,
+                        impl::FootprintScatter<false, T, Mem, TargetView, RowFn>{positions, indices, target, row, D});
+  else
+    for_each_frame_span(space, label, B, E,
+                        impl::FootprintScatter<true, T, Mem, TargetView, RowFn>{positions, indices, target, row, D});
 }
 
 /// target += sum_b S_{indices(b)}^T patches(b): the adjoint of extract_patches.
@@ -129,7 +175,7 @@ void add_patches(ExecSpace const& space, PatchView const& patches,
   auto p = patches;
   scatter_add_patches(
       space, int(indices.extent(0)), int(patches.extent(1)), positions, indices, target,
-      KOKKOS_LAMBDA(int b, int i, int j) { return p(b, i, j); }, "ptyko::add_patches");
+      KOKKOS_LAMBDA(int b, int i) { return &p(b, i, 0); }, "ptyko::add_patches");
 }
 
 }  // namespace ptyko

@@ -6,6 +6,7 @@
 
 #include <ptyko/kernels/compat.hpp>
 #include <ptyko/kernels/error.hpp>
+#include <ptyko/kernels/frame_loop.hpp>
 #include <ptyko/kernels/tiles.hpp>
 #include <ptyko/kernels/types.hpp>
 
@@ -22,11 +23,13 @@ void subtract_exit_waves(ExecSpace const& space, int B, ComplexView3<T, Mem> con
   auto P = probe;
   auto S = patches;
   auto out = psi;
-  Kokkos::parallel_for(
-      "ptyko::subtract_exit_waves", frame_policy(space, B, D),
-      KOKKOS_LAMBDA(int b, int i, int j) {
-        Complex<T> const s = S(b, i, j);
-        for (int m = 0; m < M; ++m) out(b, m, i, j) -= P(m, i, j) * s;
+  for_each_frame_span(space, "ptyko::subtract_exit_waves", B, D, KOKKOS_LAMBDA(int b, int i, int j0, int j1) {
+        Complex<T> const* s = &S(b, i, 0);
+        for (int m = 0; m < M; ++m) {
+          Complex<T> const* p = &P(m, i, 0);
+          Complex<T>* o = &out(b, m, i, 0);
+          for (int j = j0; j < j1; ++j) o[j] -= p[j] * s[j];
+        }
       });
 }
 
@@ -48,20 +51,20 @@ void probe_intensity(ExecSpace const& space, ComplexView3<T, Mem> const& probe,
 }
 
 /// out(i, j) += sum_{b<B} |patches(b, i, j)|^2 (the probe's illumination
-/// weight W_P). Deterministic: one thread per pixel. Non-blocking.
+/// weight W_P). Deterministic: one work item per pixel (host: per row).
+/// Non-blocking.
 template <class ExecSpace, class T, class Mem>
 void add_patch_intensity(ExecSpace const& space, int B, ComplexView3<T, Mem> const& patches,
                          RealView2<T, Mem> const& out) {
   int const D = int(out.extent(0));
   auto S = patches;
   auto o = out;
-  Kokkos::parallel_for(
-      "ptyko::add_patch_intensity", Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(D) * D),
-      KOKKOS_LAMBDA(std::size_t k) {
-        int const i = int(k / D), j = int(k % D);
-        T s = 0;
-        for (int b = 0; b < B; ++b) s += math::norm2(S(b, i, j));
-        o(i, j) += s;
+  for_each_frame_span(space, "ptyko::add_patch_intensity", 1, D, KOKKOS_LAMBDA(int, int i, int j0, int j1) {
+        T* out = &o(i, 0);
+        for (int b = 0; b < B; ++b) {
+          Complex<T> const* s = &S(b, i, 0);
+          for (int j = j0; j < j1; ++j) out[j] += math::norm2(s[j]);
+        }
       });
 }
 

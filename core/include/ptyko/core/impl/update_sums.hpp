@@ -93,7 +93,7 @@ class UpdateSums {
     auto pint = m_probe_int;
     scatter_add_patches(
         space, B, int(probe.extent(1)), positions, idx, target,
-        KOKKOS_LAMBDA(int, int i, int j) { return pint(i, j); }, "ptyko::UpdateSums::illumination");
+        KOKKOS_LAMBDA(int, int i) { return &pint(i, 0); }, "ptyko::UpdateSums::illumination");
   }
 
   /// Sums over ranks; returns the global maxima of obj_w and probe_w.

@@ -1,0 +1,107 @@
+#pragma once
+// Loops over every pixel (b, i, j) of a stack of D x D frames, written once
+// for all backends and shaped for each:
+//  * device spaces (CUDA, HIP): an MDRange over (b, i, j), j fastest, one
+//    work item per pixel (coalesced, no index division);
+//  * host spaces (Serial, OpenMP, Threads): one work item per frame row
+//    (b, i) whose body loops over the contiguous columns. That loop, over
+//    raw row pointers, is what the compiler vectorises; per-element View
+//    indexing or an MDRange's tile bookkeeping keeps it scalar (2-4x slower,
+//    docs/performance.md).
+// The body is a device functor fn(b, i, j0, j1) over the columns [j0, j1)
+// of row (b, i) (reductions: fn(b, i, j0, j1, acc)); it walks row pointers
+// (&view(b, ..., i, 0)) with the column loop innermost.
+// Functors, not lambdas, carry the loops: nvcc does not allow an extended
+// lambda to capture inside an `if constexpr` branch.
+
+#include <ptyko/kernels/types.hpp>
+
+#include <Kokkos_Core.hpp>
+
+namespace ptyko {
+
+/// True for execution spaces that run on the host.
+template <class ExecSpace>
+inline constexpr bool is_host_space_v = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+
+namespace impl {
+
+template <class ExecSpace>
+auto row_policy(ExecSpace const& space, int rows) {
+  return Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, rows);
+}
+
+/// Row spans: fn(b, i, j0, j1) covers columns [j0, j1) of row (b, i).
+template <class Fn>
+struct FrameRowSpans {
+  Fn fn;
+  int D;
+  KOKKOS_INLINE_FUNCTION void operator()(int r) const {
+    int const b = r / D, i = r - b * D;
+    fn(b, i, 0, D);
+  }
+};
+/// The same for reductions into an Acc (a plain, not templated, operator:
+/// Kokkos deduces the reduction's value type from it).
+template <class Fn, class Acc>
+struct FrameRowSpansReduce {
+  Fn fn;
+  int D;
+  KOKKOS_INLINE_FUNCTION void operator()(int r, Acc& acc) const {
+    int const b = r / D, i = r - b * D;
+    fn(b, i, 0, D, acc);
+  }
+};
+
+/// One pixel per work item: fn(b, i, j, j + 1).
+template <class Fn>
+struct PixelSpans {
+  Fn fn;
+  KOKKOS_INLINE_FUNCTION void operator()(int b, int i, int j) const { fn(b, i, j, j + 1); }
+};
+template <class Fn, class Acc>
+struct PixelSpansReduce {
+  Fn fn;
+  KOKKOS_INLINE_FUNCTION void operator()(int b, int i, int j, Acc& acc) const { fn(b, i, j, j + 1, acc); }
+};
+
+}  // namespace impl
+
+/// fn(b, i, j0, j1) over the columns [j0, j1) of every row (b, i) of `frames` frames of
+/// D x D: whole rows on the host (write the column loop innermost, so that
+/// it vectorises), single pixels on devices. Non-blocking.
+template <class ExecSpace, class Fn>
+void for_each_frame_span(ExecSpace const& space, char const* label, int frames, int D, Fn const& fn) {
+  if (frames <= 0 || D <= 0) return;
+  if constexpr (is_host_space_v<ExecSpace>)
+    Kokkos::parallel_for(label, impl::row_policy(space, frames * D), impl::FrameRowSpans<Fn>{fn, D});
+  else
+    Kokkos::parallel_for(label, frame_policy(space, frames, D), impl::PixelSpans<Fn>{fn});
+}
+
+/// The reduction of fn(b, i, j0, j1, acc) over the row spans of
+/// for_each_frame_span (Kokkos reducer semantics, e.g. a sum into a double).
+/// Blocking when `result` is a host scalar.
+template <class ExecSpace, class Fn, class Result>
+void reduce_frame_spans(ExecSpace const& space, char const* label, int frames, int D, Fn const& fn,
+                        Result& result) {
+  if (frames <= 0 || D <= 0) {
+    result = Result(0);
+    return;
+  }
+  if constexpr (is_host_space_v<ExecSpace>)
+    Kokkos::parallel_reduce(label, impl::row_policy(space, frames * D),
+                            impl::FrameRowSpansReduce<Fn, Result>{fn, D}, result);
+  else
+    Kokkos::parallel_reduce(label, frame_policy(space, frames, D), impl::PixelSpansReduce<Fn, Result>{fn},
+                            result);
+}
+
+/// Columns per chunk of a span loop that keeps per-column partial results in
+/// small local arrays (sums over modes, per-lane partial costs): fixed-size
+/// inner loops the compiler vectorises without reassociating a reduction.
+/// Devices walk one pixel per work item: arrays of one, kept in registers.
+template <class ExecSpace>
+inline constexpr int span_chunk_v = is_host_space_v<ExecSpace> ? 16 : 1;
+
+}  // namespace ptyko
