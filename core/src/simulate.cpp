@@ -25,7 +25,7 @@ void validate(SimulationOptions const& o) {
   PTYKO_REQUIRE(o.frames >= 1, "--frames must be at least 1, got ", o.frames);
   PTYKO_REQUIRE(o.detector >= 8 && o.detector <= 4096, "--detector must be in [8, 4096], got ",
                 o.detector);
-  PTYKO_REQUIRE(o.modes >= 1 && o.modes <= 16, "--modes must be in [1, 16], got ", o.modes);
+  PTYKO_REQUIRE(o.modes >= 1 && o.modes <= max_probe_modes, "--modes must be in [1, ", max_probe_modes, "], got ", o.modes);
   PTYKO_REQUIRE(o.photons > 0 && std::isfinite(o.photons), "--photons must be positive, got ",
                 o.photons);
   PTYKO_REQUIRE(o.step_px >= 0 && std::isfinite(o.step_px), "--step must be >= 0 pixels, got ",

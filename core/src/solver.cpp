@@ -77,7 +77,7 @@ void resolve_solver_defaults(SolverOptions& o, std::size_t frames) {
                 "the DM/RAAR power bound fourier_relax must be in [0, 1), got ", o.fourier_relax);
   PTYKO_REQUIRE(!projection || o.noise == NoiseModel::gaussian, "--noise poisson is not available for ",
                 o.solver, ": DM and RAAR use the modulus projection (Gaussian); use lsqml or rpie");
-  PTYKO_REQUIRE(o.modes >= 0 && o.modes <= 16, "--modes must be in [1, 16], got ", o.modes);
+  PTYKO_REQUIRE(o.modes >= 0 && o.modes <= max_probe_modes, "--modes must be in [1, ", max_probe_modes, "], got ", o.modes);
   PTYKO_REQUIRE(o.rescale_every >= 0, "--rescale-every must be >= 0, got ", o.rescale_every);
   PTYKO_REQUIRE(o.probe_support >= 0, "--probe-support must be >= 0 pixels, got ", o.probe_support);
 }

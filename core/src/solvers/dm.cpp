@@ -72,43 +72,129 @@ void update_exit_waves(ExecSpace const& space, int B, ComplexView3<T, typename E
       });
 }
 
-/// psi(j, k) <- sum_m V(m, k) psi(j, m) for every position and pixel. Non-blocking.
+/// psi(j, k) <- sum_m V(m, k) psi(j, m) for every position and pixel (at
+/// most 16 modes). Row spans in chunks of columns: the old values of every
+/// mode in a local array, then element-wise loops. Non-blocking.
 template <class T, class ExecSpace>
 void mix_exit_wave_modes(ExecSpace const& space, ComplexView4<T, typename ExecSpace::memory_space> const& psi,
                          Kokkos::View<Complex<T>**, Kokkos::LayoutRight, typename ExecSpace::memory_space> const& V) {
   int const M = int(psi.extent(1)), D = int(psi.extent(2));
-  std::size_t const pixels = std::size_t(D) * D;
+  PTYKO_ASSERT(M <= max_probe_modes, "mix_exit_wave_modes: at most ", max_probe_modes, " modes");
   auto X = psi;
   auto mix = V;
-  constexpr int max_modes = 16;
-  Kokkos::parallel_for(
-      "ptyko::DM::mix_exit_wave_modes", Kokkos::RangePolicy<ExecSpace>(space, 0, psi.extent(0) * pixels),
-      KOKKOS_LAMBDA(std::size_t k) {
-        std::size_t const j = k / pixels;
-        int const i = int((k % pixels) / D), x = int(k % D);
-        Complex<T> old[max_modes];
-        for (int m = 0; m < M; ++m) old[m] = X(j, m, i, x);
-        for (int n = 0; n < M; ++n) {
-          Complex<T> s(0);
-          for (int m = 0; m < M; ++m) s += mix(m, n) * old[m];
-          X(j, n, i, x) = s;
-        }
-      });
+  for_each_frame_span(space, "ptyko::DM::mix_exit_wave_modes", int(psi.extent(0)), D,
+                      KOKKOS_LAMBDA(int j, int i, int x0, int x1) {
+                        constexpr int chunk = span_chunk_v<ExecSpace>;
+                        for (int c0 = x0; c0 < x1; c0 += chunk) {
+                          int const n = x1 - c0 < chunk ? x1 - c0 : chunk;
+                          Complex<T> old[max_probe_modes][chunk];
+                          for (int m = 0; m < M; ++m) {
+                            Complex<T> const* row = &X(j, m, i, c0);
+                            for (int k = 0; k < n; ++k) old[m][k] = row[k];
+                          }
+                          for (int q = 0; q < M; ++q) {
+                            Complex<T>* row = &X(j, q, i, c0);
+                            for (int k = 0; k < n; ++k) row[k] = Complex<T>(0);
+                            for (int m = 0; m < M; ++m) {
+                              Complex<T> const v = mix(m, q);
+                              for (int k = 0; k < n; ++k) row[k] += v * old[m][k];
+                            }
+                          }
+                        }
+                      });
 }
 
-/// The power-bounded modulus projection (see the file comment), in place on
-/// the far fields Psi (B, M, D, D) of frames data(indices(b)); every value is
-/// also multiplied by `out_scale` (the orthonormal factor of the inverse FFT
-/// that follows, as in modulus_projection). Masked pixels keep the model
-/// value; `measured` is the number of unmasked pixels. Returns the Gaussian
-/// cost of the Psi it received (blocking).
+/// Per frame b: the frame's mean squared amplitude error against the data
+/// and the factor that scales every mode of pixel (i, j).
+template <class T>
+struct PowerBound {
+  T renorm, eps, out_scale;
+  bool project;
+  /// Error per measured pixel `err` -> whether to project and how far.
+  KOKKOS_INLINE_FUNCTION PowerBound(double err, double pbound, T eps_, T out_scale_)
+      : renorm(err > pbound ? T(math::sqrt(pbound / err)) : T(0)), eps(eps_), out_scale(out_scale_),
+        project(err > pbound) {}
+  /// A frame within the bound keeps its Psi; renorm = 0 would be the full
+  /// modulus projection. I: model intensity, d: measured counts.
+  KOKKOS_INLINE_FUNCTION T factor(T I, T d, bool measured) const {
+    T const a = math::sqrt(I), fm = math::sqrt(d);
+    return project && measured ? out_scale * ((fm + (a - fm) * renorm) / (a + eps)) : out_scale;
+  }
+};
+
+/// power_bound_projection on host spaces: one frame per work item walking
+/// its rows over row pointers, in chunks of columns with local arrays
+/// (element-wise loops that vectorise; the error is summed lane by lane).
 template <class T, class ExecSpace>
-double power_bound_projection(ExecSpace const& space, int B,
-                              ComplexView4<T, typename ExecSpace::memory_space> const& Psi,
-                              RealView3<float, typename ExecSpace::memory_space> const& data,
-                              IndexView<typename ExecSpace::memory_space> const& indices,
-                              MaskView<typename ExecSpace::memory_space> const& mask, int measured,
-                              double pbound, T eps, T out_scale) {
+double power_bound_projection_rows(ExecSpace const& space, int B,
+                                   ComplexView4<T, typename ExecSpace::memory_space> const& Psi,
+                                   RealView3<float, typename ExecSpace::memory_space> const& data,
+                                   IndexView<typename ExecSpace::memory_space> const& indices,
+                                   MaskView<typename ExecSpace::memory_space> const& mask, int measured,
+                                   double pbound, T eps, T out_scale) {
+  int const M = int(Psi.extent(1)), D = int(Psi.extent(2));
+  bool const has_mask = mask.extent(0) > 0;
+  auto F = Psi;
+  auto d = data;
+  auto idx = indices;
+  auto msk = mask;
+  double cost = 0;
+  Kokkos::parallel_reduce(
+      "ptyko::DM::power_bound_projection", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, B),
+      KOKKOS_LAMBDA(int b, double& acc) {
+        constexpr int chunk = 16;
+        int const frame = idx(b);
+        double lane[chunk] = {};
+        for (int i = 0; i < D; ++i) {
+          float const* meas = &d(frame, i, 0);
+          for (int c0 = 0; c0 < D; c0 += chunk) {
+            int const n = D - c0 < chunk ? D - c0 : chunk;
+            T I[chunk] = {};
+            for (int m = 0; m < M; ++m) {
+              Complex<T> const* f = &F(b, m, i, c0);
+              for (int k = 0; k < n; ++k) I[k] += math::norm2(f[k]);
+            }
+            for (int k = 0; k < n; ++k) {
+              T const dev = math::sqrt(I[k]) - math::sqrt(T(meas[c0 + k]));
+              bool const use = !has_mask || msk(i, c0 + k) != 0;
+              lane[k] += use ? double(dev * dev) : 0.0;
+            }
+          }
+        }
+        double sum = 0;
+        for (int k = 0; k < chunk; ++k) sum += lane[k];
+        PowerBound<T> const bound(measured > 0 ? sum / measured : 0, pbound, eps, out_scale);
+        for (int i = 0; i < D; ++i) {
+          float const* meas = &d(frame, i, 0);
+          for (int c0 = 0; c0 < D; c0 += chunk) {
+            int const n = D - c0 < chunk ? D - c0 : chunk;
+            T I[chunk] = {}, factor[chunk];
+            for (int m = 0; m < M; ++m) {
+              Complex<T> const* f = &F(b, m, i, c0);
+              for (int k = 0; k < n; ++k) I[k] += math::norm2(f[k]);
+            }
+            for (int k = 0; k < n; ++k)
+              factor[k] = bound.factor(I[k], T(meas[c0 + k]), !has_mask || msk(i, c0 + k) != 0);
+            for (int m = 0; m < M; ++m) {
+              Complex<T>* f = &F(b, m, i, c0);
+              for (int k = 0; k < n; ++k) f[k] *= factor[k];
+            }
+          }
+        }
+        acc += sum;
+      },
+      cost);
+  return cost;
+}
+
+/// power_bound_projection on device spaces: one team per frame.
+template <class T, class ExecSpace>
+double power_bound_projection_teams(ExecSpace const& space, int B,
+                                    ComplexView4<T, typename ExecSpace::memory_space> const& Psi,
+                                    RealView3<float, typename ExecSpace::memory_space> const& data,
+                                    IndexView<typename ExecSpace::memory_space> const& indices,
+                                    MaskView<typename ExecSpace::memory_space> const& mask, int measured,
+                                    double pbound, T eps, T out_scale) {
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   using Member = typename Policy::member_type;
   int const M = int(Psi.extent(1)), D = int(Psi.extent(2));
@@ -137,26 +223,37 @@ double power_bound_projection(ExecSpace const& space, int B,
             },
             sum);
         team.team_barrier();  // every thread has read Psi before it changes
-        double const err = measured > 0 ? sum / measured : 0;
-        // A frame within the bound keeps its Psi; otherwise renorm = 0 would
-        // be the full modulus projection.
-        bool const project = err > pbound;
-        T const renorm = project ? T(math::sqrt(pbound / err)) : T(0);
+        PowerBound<T> const bound(measured > 0 ? sum / measured : 0, pbound, eps, out_scale);
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, pixels), [&](int k) {
           int const i = k / D, j = k % D;
-          T factor = out_scale;
-          if (project && !(has_mask && msk(i, j) == 0)) {
-            T I = 0;
-            for (int m = 0; m < M; ++m) I += math::norm2(F(b, m, i, j));
-            T const a = math::sqrt(I), fm = math::sqrt(T(d(frame, i, j)));
-            factor *= (fm + (a - fm) * renorm) / (a + eps);
-          }
+          T I = 0;
+          for (int m = 0; m < M; ++m) I += math::norm2(F(b, m, i, j));
+          T const factor = bound.factor(I, T(d(frame, i, j)), !(has_mask && msk(i, j) == 0));
           for (int m = 0; m < M; ++m) F(b, m, i, j) *= factor;
         });
         Kokkos::single(Kokkos::PerTeam(team), [&]() { acc += sum; });
       },
       cost);
   return cost;
+}
+
+/// The power-bounded modulus projection (see the file comment), in place on
+/// the far fields Psi (B, M, D, D) of frames data(indices(b)); every value is
+/// also multiplied by `out_scale` (the orthonormal factor of the inverse FFT
+/// that follows, as in modulus_projection). Masked pixels keep the model
+/// value; `measured` is the number of unmasked pixels. Returns the Gaussian
+/// cost of the Psi it received (blocking).
+template <class T, class ExecSpace>
+double power_bound_projection(ExecSpace const& space, int B,
+                              ComplexView4<T, typename ExecSpace::memory_space> const& Psi,
+                              RealView3<float, typename ExecSpace::memory_space> const& data,
+                              IndexView<typename ExecSpace::memory_space> const& indices,
+                              MaskView<typename ExecSpace::memory_space> const& mask, int measured,
+                              double pbound, T eps, T out_scale) {
+  if constexpr (is_host_space_v<ExecSpace>)
+    return power_bound_projection_rows<T>(space, B, Psi, data, indices, mask, measured, pbound, eps, out_scale);
+  else
+    return power_bound_projection_teams<T>(space, B, Psi, data, indices, mask, measured, pbound, eps, out_scale);
 }
 
 /// Number of measured pixels of a D x D detector (all when the mask is empty). Blocking.

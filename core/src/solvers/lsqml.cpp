@@ -39,11 +39,23 @@ struct reduction_identity<ptyko::impl::StepSums> {
 
 namespace ptyko::impl {
 
-/// sums(b) = StepSums of position b: dOP = P_m S_b D_O, dPO = D_P,m S_b O,
-/// A1 = sum |dOP|^2, A4 = sum |dPO|^2, A2 = sum conj(dOP) dPO,
-/// b1 = Re sum conj(dOP) chi, b2 = Re sum conj(dPO) chi. One team per position.
+/// The six sums of one pixel and mode, added to acc[0..5].
+template <class T>
+KOKKOS_INLINE_FUNCTION void add_step_terms(Complex<T> const& dop, Complex<T> const& dpo, Complex<T> const& x,
+                                           double* acc, int stride) {
+  Complex<T> const a2 = math::conj_mul(dop, dpo);
+  acc[0 * stride] += double(math::norm2(dop));
+  acc[1 * stride] += double(math::norm2(dpo));
+  acc[2 * stride] += double(a2.real());
+  acc[3 * stride] += double(a2.imag());
+  acc[4 * stride] += double(math::conj_mul(dop, x).real());
+  acc[5 * stride] += double(math::conj_mul(dpo, x).real());
+}
+
+/// step_sums on device spaces: one team per position, a team reduction over
+/// its pixels.
 template <class T, class ExecSpace>
-void step_sums(ExecSpace const& space, int B, ComplexView3<T, typename ExecSpace::memory_space> const& probe,
+void step_sums_teams(ExecSpace const& space, int B, ComplexView3<T, typename ExecSpace::memory_space> const& probe,
                ComplexView3<T, typename ExecSpace::memory_space> const& dir_probe,
                ComplexView3<T, typename ExecSpace::memory_space> const& patches,
                ComplexView3<T, typename ExecSpace::memory_space> const& dir_patches,
@@ -71,16 +83,8 @@ void step_sums(ExecSpace const& space, int B, ComplexView3<T, typename ExecSpace
               int const i = k / D, j = k % D;
               Complex<T> const s = S(b, i, j), ds = dS(b, i, j);
               for (int m = 0; m < M; ++m) {
-                Complex<T> const dop = P(m, i, j) * ds;
                 Complex<T> const dpo = with_probe ? dP(m, i, j) * s : Complex<T>(0);
-                Complex<T> const x = X(b, m, i, j);
-                Complex<T> const a2 = math::conj_mul(dop, dpo);
-                acc.v[0] += double(math::norm2(dop));
-                acc.v[1] += double(math::norm2(dpo));
-                acc.v[2] += double(a2.real());
-                acc.v[3] += double(a2.imag());
-                acc.v[4] += double(math::conj_mul(dop, x).real());
-                acc.v[5] += double(math::conj_mul(dpo, x).real());
+                add_step_terms(P(m, i, j) * ds, dpo, X(b, m, i, j), acc.v, 1);
               }
             },
             Kokkos::Sum<StepSums>(total));
@@ -88,6 +92,73 @@ void step_sums(ExecSpace const& space, int B, ComplexView3<T, typename ExecSpace
           for (int k = 0; k < 6; ++k) out(b, k) = total.v[k];
         });
       });
+}
+
+/// step_sums on host spaces: one position per work item walking its rows
+/// over row pointers, with 16 partial sums per quantity (lanes) so that the
+/// column loop is element-wise and vectorises; the lanes are summed last
+/// (a fixed order).
+template <class T, class ExecSpace>
+void step_sums_rows(ExecSpace const& space, int B, ComplexView3<T, typename ExecSpace::memory_space> const& probe,
+                    ComplexView3<T, typename ExecSpace::memory_space> const& dir_probe,
+                    ComplexView3<T, typename ExecSpace::memory_space> const& patches,
+                    ComplexView3<T, typename ExecSpace::memory_space> const& dir_patches,
+                    ComplexView4<T, typename ExecSpace::memory_space> const& chi,
+                    Kokkos::View<double* [6], Kokkos::LayoutRight, typename ExecSpace::memory_space> const& sums,
+                    bool with_probe) {
+  int const M = int(probe.extent(0)), D = int(probe.extent(1));
+  auto P = probe;
+  auto dP = dir_probe;
+  auto S = patches;
+  auto dS = dir_patches;
+  auto X = chi;
+  auto out = sums;
+  Kokkos::parallel_for(
+      "ptyko::LSQML::step_sums", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, B),
+      KOKKOS_LAMBDA(int b) {
+        constexpr int lanes = 16;
+        double acc[6 * lanes] = {};
+        for (int i = 0; i < D; ++i) {
+          Complex<T> const* s = &S(b, i, 0);
+          Complex<T> const* ds = &dS(b, i, 0);
+          for (int m = 0; m < M; ++m) {
+            Complex<T> const* p = &P(m, i, 0);
+            Complex<T> const* dp = &dP(m, i, 0);
+            Complex<T> const* x = &X(b, m, i, 0);
+            for (int c0 = 0; c0 < D; c0 += lanes) {
+              int const n = D - c0 < lanes ? D - c0 : lanes;
+              if (with_probe)  // two loops: a condition inside would keep them scalar
+                for (int k = 0; k < n; ++k)
+                  add_step_terms(p[c0 + k] * ds[c0 + k], dp[c0 + k] * s[c0 + k], x[c0 + k], acc + k, lanes);
+              else
+                for (int k = 0; k < n; ++k)
+                  add_step_terms(p[c0 + k] * ds[c0 + k], Complex<T>(0), x[c0 + k], acc + k, lanes);
+            }
+          }
+        }
+        for (int q = 0; q < 6; ++q) {
+          double t = 0;
+          for (int k = 0; k < lanes; ++k) t += acc[q * lanes + k];
+          out(b, q) = t;
+        }
+      });
+}
+
+/// sums(b) = StepSums of position b: dOP = P_m S_b D_O, dPO = D_P,m S_b O,
+/// A1 = sum |dOP|^2, A4 = sum |dPO|^2, A2 = sum conj(dOP) dPO,
+/// b1 = Re sum conj(dOP) chi, b2 = Re sum conj(dPO) chi. Non-blocking.
+template <class T, class ExecSpace>
+void step_sums(ExecSpace const& space, int B, ComplexView3<T, typename ExecSpace::memory_space> const& probe,
+               ComplexView3<T, typename ExecSpace::memory_space> const& dir_probe,
+               ComplexView3<T, typename ExecSpace::memory_space> const& patches,
+               ComplexView3<T, typename ExecSpace::memory_space> const& dir_patches,
+               ComplexView4<T, typename ExecSpace::memory_space> const& chi,
+               Kokkos::View<double* [6], Kokkos::LayoutRight, typename ExecSpace::memory_space> const& sums,
+               bool with_probe) {
+  if constexpr (is_host_space_v<ExecSpace>)
+    step_sums_rows<T>(space, B, probe, dir_probe, patches, dir_patches, chi, sums, with_probe);
+  else
+    step_sums_teams<T>(space, B, probe, dir_probe, patches, dir_patches, chi, sums, with_probe);
 }
 
 template <class T, class ExecSpace>

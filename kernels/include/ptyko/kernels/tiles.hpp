@@ -82,18 +82,51 @@ auto tile_policy(ExecSpace const& space, int tiles) {
   return Policy(space, {0, 0, 0}, {tiles, tile_edge, tile_edge}, {1, tile_edge, tile_edge});
 }
 
-/// Calls fn(y, x) for every object pixel (inside H x W) of the tiles.
-/// `fn` is a device functor; pixels of distinct tiles are distinct, so fn may
-/// write its pixel without atomics. Non-blocking.
+namespace impl {
+
+/// Host: one tile row per work item, fn(y, x0, x1) over its columns inside
+/// the object (a contiguous loop over row pointers, as frame_loop.hpp).
+template <class Mem, class Fn>
+struct TileRowSpans {
+  TileList<Mem> t;
+  int H, W;
+  Fn fn;
+  KOKKOS_INLINE_FUNCTION void operator()(int r) const {
+    int const k = r / tile_edge, y = t(k, 0) + (r - k * tile_edge), x0 = t(k, 1);
+    if (y < H) fn(y, x0, x0 + tile_edge < W ? x0 + tile_edge : W);
+  }
+};
+
+/// Devices: one pixel per work item, fn(y, x, x + 1).
+template <class Mem, class Fn>
+struct TilePixelSpans {
+  TileList<Mem> t;
+  int H, W;
+  Fn fn;
+  KOKKOS_INLINE_FUNCTION void operator()(int k, int i, int j) const {
+    int const y = t(k, 0) + i, x = t(k, 1) + j;
+    if (y < H && x < W) fn(y, x, x + 1);
+  }
+};
+
+}  // namespace impl
+
+/// Calls fn(y, x0, x1) for the object pixels (y, x0..x1-1) inside H x W of
+/// the tiles: whole tile rows on the host (write the column loop innermost
+/// over row pointers, so that it vectorises), single pixels on devices.
+/// `fn` is a device functor; pixels of distinct tiles are distinct, so fn
+/// may write its pixels without atomics. Non-blocking.
 template <class ExecSpace, class Fn>
-void for_each_tile_pixel(ExecSpace const& space, char const* label, TileList<typename ExecSpace::memory_space> const& tiles,
-                         int H, int W, Fn const& fn) {
-  auto t = tiles;
-  Kokkos::parallel_for(
-      label, tile_policy(space, int(tiles.extent(0))), KOKKOS_LAMBDA(int k, int i, int j) {
-        int const y = t(k, 0) + i, x = t(k, 1) + j;
-        if (y < H && x < W) fn(y, x);
-      });
+void for_each_tile_span(ExecSpace const& space, char const* label, TileList<typename ExecSpace::memory_space> const& tiles,
+                        int H, int W, Fn const& fn) {
+  using Mem = typename ExecSpace::memory_space;
+  int const n = int(tiles.extent(0));
+  if (n == 0) return;
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible)
+    Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, n * tile_edge),
+                         impl::TileRowSpans<Mem, Fn>{tiles, H, W, fn});
+  else
+    Kokkos::parallel_for(label, tile_policy(space, n), impl::TilePixelSpans<Mem, Fn>{tiles, H, W, fn});
 }
 
 /// Largest value of a real (H, W) View over the tiles (0 when there are
@@ -103,15 +136,26 @@ double max_over_tiles(ExecSpace const& space, TileList<typename ExecSpace::memor
                       View const& v) {
   using V = typename View::non_const_value_type;
   if (tiles.extent(0) == 0) return 0.0;
+  // The span's maximum, lane by lane over chunks of 16 columns (an
+  // element-wise loop that vectorises), then over the lanes.
+  auto const a = v;
+  V result = 0;
   int const H = int(v.extent(0)), W = int(v.extent(1));
   auto t = tiles;
-  auto a = v;
-  V result = 0;
   Kokkos::parallel_reduce(
-      "ptyko::max_over_tiles", tile_policy(space, int(tiles.extent(0))),
-      KOKKOS_LAMBDA(int k, int i, int j, V& m) {
-        int const y = t(k, 0) + i, x = t(k, 1) + j;
-        if (y < H && x < W && a(y, x) > m) m = a(y, x);
+      "ptyko::max_over_tiles", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, int(tiles.extent(0)) * tile_edge),
+      KOKKOS_LAMBDA(int r, V& m) {
+        int const k = r / tile_edge, y = t(k, 0) + (r - k * tile_edge), x0 = t(k, 1);
+        if (y >= H) return;
+        int const x1 = x0 + tile_edge < W ? x0 + tile_edge : W;
+        V const* row = &a(y, 0);
+        constexpr int lanes = 16;
+        V lane[lanes] = {};
+        int x = x0;
+        for (; x + lanes <= x1; x += lanes)
+          for (int l = 0; l < lanes; ++l) lane[l] = row[x + l] > lane[l] ? row[x + l] : lane[l];
+        for (; x < x1; ++x) lane[0] = row[x] > lane[0] ? row[x] : lane[0];
+        for (int l = 0; l < lanes; ++l) m = lane[l] > m ? lane[l] : m;
       },
       Kokkos::Max<V>(result));
   return std::max(0.0, double(result));

@@ -71,6 +71,10 @@ auto frame_policy(ExecSpace const& space, int frames, int D) {
   return Policy(space, {0, 0, 0}, {frames, D, D});
 }
 
+/// Most incoherent probe modes ptyko handles (kernels keep one value per
+/// mode in local arrays of this size).
+inline constexpr int max_probe_modes = 16;
+
 /// True when T is float or double (the two precisions ptyko instantiates).
 template <class T>
 inline constexpr bool is_supported_real_v = std::is_same_v<T, float> || std::is_same_v<T, double>;

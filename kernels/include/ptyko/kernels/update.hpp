@@ -92,7 +92,7 @@ struct PreconditionedStep {
   template <class V>
   KOKKOS_INLINE_FUNCTION void operator()(V& f, V const& u, T w) const {
     T const denom = (T(1) - a) * w + wm;
-    if (denom > T(0)) f += (s / denom) * u;
+    f += (denom > T(0) ? s / denom : T(0)) * u;  // a select, not a branch: vectorises
   }
 };
 
@@ -106,7 +106,7 @@ struct PreconditionedDirection {
   KOKKOS_INLINE_FUNCTION void operator()(V& d, T w) const {
     T const wk = (T(1) - a) * w;
     T const denom = math::sqrt(wk * wk + wm2);
-    d = denom > T(0) ? d / denom : d * T(0);
+    d *= denom > T(0) ? T(1) / denom : T(0);  // a select, not a branch: vectorises
   }
 };
 
@@ -141,8 +141,13 @@ void apply_preconditioned_update(ExecSpace const& space, TileList<Mem> const& ti
   auto u = num;
   auto w = weight;
   PreconditionedStep<T> const op(alpha, w_max, step);
-  for_each_tile_pixel(space, "ptyko::apply_preconditioned_update(tiles)", tiles, int(field.extent(0)),
-                      int(field.extent(1)), KOKKOS_LAMBDA(int y, int x) { op(f(y, x), u(y, x), w(y, x)); });
+  for_each_tile_span(space, "ptyko::apply_preconditioned_update(tiles)", tiles, int(field.extent(0)),
+                     int(field.extent(1)), KOKKOS_LAMBDA(int y, int x0, int x1) {
+                       Complex<T>* fr = &f(y, 0);
+                       Complex<T> const* ur = &u(y, 0);
+                       T const* wr = &w(y, 0);
+                       for (int x = x0; x < x1; ++x) op(fr[x], ur[x], wr[x]);
+                     });
 }
 
 /// dir <- dir / sqrt(((1 - alpha) w)^2 + (alpha w_max)^2): LSQML's
@@ -170,8 +175,12 @@ void precondition_direction(ExecSpace const& space, TileList<Mem> const& tiles, 
   auto d = dir;
   auto w = weight;
   PreconditionedDirection<T> const op(alpha, w_max);
-  for_each_tile_pixel(space, "ptyko::precondition_direction(tiles)", tiles, int(dir.extent(0)), int(dir.extent(1)),
-                      KOKKOS_LAMBDA(int y, int x) { op(d(y, x), w(y, x)); });
+  for_each_tile_span(space, "ptyko::precondition_direction(tiles)", tiles, int(dir.extent(0)), int(dir.extent(1)),
+                     KOKKOS_LAMBDA(int y, int x0, int x1) {
+                       Complex<T>* dr = &d(y, 0);
+                       T const* wr = &w(y, 0);
+                       for (int x = x0; x < x1; ++x) op(dr[x], wr[x]);
+                     });
 }
 
 /// field += step * dir (same shapes). Non-blocking.
@@ -194,8 +203,12 @@ void add_scaled(ExecSpace const& space, TileList<Mem> const& tiles, ComplexView2
   auto f = field;
   auto d = dir;
   T const s(step);
-  for_each_tile_pixel(space, "ptyko::add_scaled(tiles)", tiles, int(field.extent(0)), int(field.extent(1)),
-                      KOKKOS_LAMBDA(int y, int x) { f(y, x) += s * d(y, x); });
+  for_each_tile_span(space, "ptyko::add_scaled(tiles)", tiles, int(field.extent(0)), int(field.extent(1)),
+                     KOKKOS_LAMBDA(int y, int x0, int x1) {
+                       Complex<T>* fr = &f(y, 0);
+                       Complex<T> const* dr = &d(y, 0);
+                       for (int x = x0; x < x1; ++x) fr[x] += s * dr[x];
+                     });
 }
 
 /// num = 0 and weight = 0 over the tiles. Non-blocking.
@@ -204,11 +217,15 @@ void zero_tiles(ExecSpace const& space, TileList<Mem> const& tiles, ComplexView2
                 RealView2<T, Mem> const& weight) {
   auto u = num;
   auto w = weight;
-  for_each_tile_pixel(space, "ptyko::zero_tiles", tiles, int(num.extent(0)), int(num.extent(1)),
-                      KOKKOS_LAMBDA(int y, int x) {
-                        u(y, x) = Complex<T>(0);
-                        w(y, x) = T(0);
-                      });
+  for_each_tile_span(space, "ptyko::zero_tiles", tiles, int(num.extent(0)), int(num.extent(1)),
+                     KOKKOS_LAMBDA(int y, int x0, int x1) {
+                       Complex<T>* ur = &u(y, 0);
+                       T* wr = &w(y, 0);
+                       for (int x = x0; x < x1; ++x) {
+                         ur[x] = Complex<T>(0);
+                         wr[x] = T(0);
+                       }
+                     });
 }
 
 /// field = (num + inertia field) / (weight + inertia): DM's overlap
@@ -237,11 +254,14 @@ void apply_weighted_average(ExecSpace const& space, FieldView const& field, Fiel
 template <class ExecSpace, class T, class Mem>
 void clip_amplitude(ExecSpace const& space, TileList<Mem> const& tiles, ComplexView2<T, Mem> const& object, T limit) {
   auto o = object;
-  for_each_tile_pixel(space, "ptyko::clip_amplitude", tiles, int(object.extent(0)), int(object.extent(1)),
-                      KOKKOS_LAMBDA(int y, int x) {
-                        T const a = math::sqrt(math::norm2(o(y, x)));
-                        if (a > limit) o(y, x) *= limit / a;
-                      });
+  for_each_tile_span(space, "ptyko::clip_amplitude", tiles, int(object.extent(0)), int(object.extent(1)),
+                     KOKKOS_LAMBDA(int y, int x0, int x1) {
+                       Complex<T>* row = &o(y, 0);
+                       for (int x = x0; x < x1; ++x) {
+                         T const a = math::sqrt(math::norm2(row[x]));
+                         row[x] *= a > limit ? limit / a : T(1);
+                       }
+                     });
 }
 
 /// Multiplies every element of a complex View by a real scalar. Non-blocking.
