@@ -122,61 +122,60 @@ struct PowerBound {
   }
 };
 
+/// What power_bound_projection works on (captured whole by its kernels).
+template <class T, class Mem>
+struct PowerBoundInput {
+  ComplexView4<T, Mem> F;    ///< far fields (B, M, D, D), changed in place
+  RealView3<float, Mem> d;   ///< measured frames
+  IndexView<Mem> idx;        ///< frame of each b
+  MaskView<Mem> msk;         ///< empty: every pixel measured
+  int measured;              ///< measured pixels per frame
+  double pbound;             ///< power bound per pixel
+  T eps, out_scale;
+  KOKKOS_INLINE_FUNCTION bool is_measured(int i, int j) const { return msk.extent(0) == 0 || msk(i, j) != 0; }
+  KOKKOS_INLINE_FUNCTION PowerBound<T> bound(double sum) const {
+    return PowerBound<T>(measured > 0 ? sum / measured : 0, pbound, eps, out_scale);
+  }
+};
+
 /// power_bound_projection on host spaces: one frame per work item walking
 /// its rows over row pointers, in chunks of columns with local arrays
 /// (element-wise loops that vectorise; the error is summed lane by lane).
 template <class T, class ExecSpace>
 double power_bound_projection_rows(ExecSpace const& space, int B,
-                                   ComplexView4<T, typename ExecSpace::memory_space> const& Psi,
-                                   RealView3<float, typename ExecSpace::memory_space> const& data,
-                                   IndexView<typename ExecSpace::memory_space> const& indices,
-                                   MaskView<typename ExecSpace::memory_space> const& mask, int measured,
-                                   double pbound, T eps, T out_scale) {
-  int const M = int(Psi.extent(1)), D = int(Psi.extent(2));
-  bool const has_mask = mask.extent(0) > 0;
-  auto F = Psi;
-  auto d = data;
-  auto idx = indices;
-  auto msk = mask;
+                                   PowerBoundInput<T, typename ExecSpace::memory_space> const& in) {
+  int const M = int(in.F.extent(1)), D = int(in.F.extent(2));
   double cost = 0;
   Kokkos::parallel_reduce(
       "ptyko::DM::power_bound_projection", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, B),
       KOKKOS_LAMBDA(int b, double& acc) {
         constexpr int chunk = 16;
-        int const frame = idx(b);
+        int const frame = in.idx(b);
         double lane[chunk] = {};
+        T I[chunk];
         for (int i = 0; i < D; ++i) {
-          float const* meas = &d(frame, i, 0);
+          float const* meas = &in.d(frame, i, 0);
           for (int c0 = 0; c0 < D; c0 += chunk) {
             int const n = D - c0 < chunk ? D - c0 : chunk;
-            T I[chunk] = {};
-            for (int m = 0; m < M; ++m) {
-              Complex<T> const* f = &F(b, m, i, c0);
-              for (int k = 0; k < n; ++k) I[k] += math::norm2(f[k]);
-            }
+            chunk_intensity(in.F, b, i, c0, n, M, I);
             for (int k = 0; k < n; ++k) {
               T const dev = math::sqrt(I[k]) - math::sqrt(T(meas[c0 + k]));
-              bool const use = !has_mask || msk(i, c0 + k) != 0;
-              lane[k] += use ? double(dev * dev) : 0.0;
+              lane[k] += in.is_measured(i, c0 + k) ? double(dev * dev) : 0.0;
             }
           }
         }
         double sum = 0;
         for (int k = 0; k < chunk; ++k) sum += lane[k];
-        PowerBound<T> const bound(measured > 0 ? sum / measured : 0, pbound, eps, out_scale);
+        PowerBound<T> const bound = in.bound(sum);
         for (int i = 0; i < D; ++i) {
-          float const* meas = &d(frame, i, 0);
+          float const* meas = &in.d(frame, i, 0);
           for (int c0 = 0; c0 < D; c0 += chunk) {
             int const n = D - c0 < chunk ? D - c0 : chunk;
-            T I[chunk] = {}, factor[chunk];
+            T factor[chunk];
+            chunk_intensity(in.F, b, i, c0, n, M, I);
+            for (int k = 0; k < n; ++k) factor[k] = bound.factor(I[k], T(meas[c0 + k]), in.is_measured(i, c0 + k));
             for (int m = 0; m < M; ++m) {
-              Complex<T> const* f = &F(b, m, i, c0);
-              for (int k = 0; k < n; ++k) I[k] += math::norm2(f[k]);
-            }
-            for (int k = 0; k < n; ++k)
-              factor[k] = bound.factor(I[k], T(meas[c0 + k]), !has_mask || msk(i, c0 + k) != 0);
-            for (int m = 0; m < M; ++m) {
-              Complex<T>* f = &F(b, m, i, c0);
+              Complex<T>* f = &in.F(b, m, i, c0);
               for (int k = 0; k < n; ++k) f[k] *= factor[k];
             }
           }
@@ -190,46 +189,37 @@ double power_bound_projection_rows(ExecSpace const& space, int B,
 /// power_bound_projection on device spaces: one team per frame.
 template <class T, class ExecSpace>
 double power_bound_projection_teams(ExecSpace const& space, int B,
-                                    ComplexView4<T, typename ExecSpace::memory_space> const& Psi,
-                                    RealView3<float, typename ExecSpace::memory_space> const& data,
-                                    IndexView<typename ExecSpace::memory_space> const& indices,
-                                    MaskView<typename ExecSpace::memory_space> const& mask, int measured,
-                                    double pbound, T eps, T out_scale) {
+                                    PowerBoundInput<T, typename ExecSpace::memory_space> const& in) {
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   using Member = typename Policy::member_type;
-  int const M = int(Psi.extent(1)), D = int(Psi.extent(2));
+  int const M = int(in.F.extent(1)), D = int(in.F.extent(2));
   int const pixels = D * D;
-  bool const has_mask = mask.extent(0) > 0;
-  auto F = Psi;
-  auto d = data;
-  auto idx = indices;
-  auto msk = mask;
   double cost = 0;
   Kokkos::parallel_reduce(
       "ptyko::DM::power_bound_projection", Policy(space, B, Kokkos::AUTO),
       KOKKOS_LAMBDA(Member const& team, double& acc) {
         int const b = team.league_rank();
-        int const frame = idx(b);
+        int const frame = in.idx(b);
         double sum = 0;
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(team, pixels),
             [&](int k, double& s) {
               int const i = k / D, j = k % D;
-              if (has_mask && msk(i, j) == 0) return;
+              if (!in.is_measured(i, j)) return;
               T I = 0;
-              for (int m = 0; m < M; ++m) I += math::norm2(F(b, m, i, j));
-              T const dev = math::sqrt(I) - math::sqrt(T(d(frame, i, j)));
+              for (int m = 0; m < M; ++m) I += math::norm2(in.F(b, m, i, j));
+              T const dev = math::sqrt(I) - math::sqrt(T(in.d(frame, i, j)));
               s += double(dev * dev);
             },
             sum);
         team.team_barrier();  // every thread has read Psi before it changes
-        PowerBound<T> const bound(measured > 0 ? sum / measured : 0, pbound, eps, out_scale);
+        PowerBound<T> const bound = in.bound(sum);
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, pixels), [&](int k) {
           int const i = k / D, j = k % D;
           T I = 0;
-          for (int m = 0; m < M; ++m) I += math::norm2(F(b, m, i, j));
-          T const factor = bound.factor(I, T(d(frame, i, j)), !(has_mask && msk(i, j) == 0));
-          for (int m = 0; m < M; ++m) F(b, m, i, j) *= factor;
+          for (int m = 0; m < M; ++m) I += math::norm2(in.F(b, m, i, j));
+          T const factor = bound.factor(I, T(in.d(frame, i, j)), in.is_measured(i, j));
+          for (int m = 0; m < M; ++m) in.F(b, m, i, j) *= factor;
         });
         Kokkos::single(Kokkos::PerTeam(team), [&]() { acc += sum; });
       },
@@ -250,10 +240,12 @@ double power_bound_projection(ExecSpace const& space, int B,
                               IndexView<typename ExecSpace::memory_space> const& indices,
                               MaskView<typename ExecSpace::memory_space> const& mask, int measured,
                               double pbound, T eps, T out_scale) {
+  PowerBoundInput<T, typename ExecSpace::memory_space> const in{Psi, data, indices, mask, measured, pbound, eps,
+                                                               out_scale};
   if constexpr (is_host_space_v<ExecSpace>)
-    return power_bound_projection_rows<T>(space, B, Psi, data, indices, mask, measured, pbound, eps, out_scale);
+    return power_bound_projection_rows<T>(space, B, in);
   else
-    return power_bound_projection_teams<T>(space, B, Psi, data, indices, mask, measured, pbound, eps, out_scale);
+    return power_bound_projection_teams<T>(space, B, in);
 }
 
 /// Number of measured pixels of a D x D detector (all when the mask is empty). Blocking.

@@ -52,26 +52,24 @@ KOKKOS_INLINE_FUNCTION void add_step_terms(Complex<T> const& dop, Complex<T> con
   acc[5 * stride] += double(math::conj_mul(dpo, x).real());
 }
 
+/// The Views step_sums reads and writes (captured whole by its kernels).
+template <class T, class Mem>
+struct StepSumsViews {
+  ComplexView3<T, Mem> P, dP;  ///< probe and its direction (M, D, D)
+  ComplexView3<T, Mem> S, dS;  ///< S_b O and S_b D_O (B, D, D)
+  ComplexView4<T, Mem> X;      ///< chi (B, M, D, D)
+  Kokkos::View<double* [6], Kokkos::LayoutRight, Mem> out;
+  bool with_probe;
+};
+
 /// step_sums on device spaces: one team per position, a team reduction over
 /// its pixels.
 template <class T, class ExecSpace>
-void step_sums_teams(ExecSpace const& space, int B, ComplexView3<T, typename ExecSpace::memory_space> const& probe,
-               ComplexView3<T, typename ExecSpace::memory_space> const& dir_probe,
-               ComplexView3<T, typename ExecSpace::memory_space> const& patches,
-               ComplexView3<T, typename ExecSpace::memory_space> const& dir_patches,
-               ComplexView4<T, typename ExecSpace::memory_space> const& chi,
-               Kokkos::View<double* [6], Kokkos::LayoutRight, typename ExecSpace::memory_space> const& sums,
-               bool with_probe) {
+void step_sums_teams(ExecSpace const& space, int B, StepSumsViews<T, typename ExecSpace::memory_space> const& v) {
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   using Member = typename Policy::member_type;
-  int const M = int(probe.extent(0)), D = int(probe.extent(1));
+  int const M = int(v.P.extent(0)), D = int(v.P.extent(1));
   int const pixels = D * D;
-  auto P = probe;
-  auto dP = dir_probe;
-  auto S = patches;
-  auto dS = dir_patches;
-  auto X = chi;
-  auto out = sums;
   Kokkos::parallel_for(
       "ptyko::LSQML::step_sums", Policy(space, B, Kokkos::AUTO),
       KOKKOS_LAMBDA(Member const& team) {
@@ -81,15 +79,15 @@ void step_sums_teams(ExecSpace const& space, int B, ComplexView3<T, typename Exe
             Kokkos::TeamThreadRange(team, pixels),
             [&](int k, StepSums& acc) {
               int const i = k / D, j = k % D;
-              Complex<T> const s = S(b, i, j), ds = dS(b, i, j);
+              Complex<T> const s = v.S(b, i, j), ds = v.dS(b, i, j);
               for (int m = 0; m < M; ++m) {
-                Complex<T> const dpo = with_probe ? dP(m, i, j) * s : Complex<T>(0);
-                add_step_terms(P(m, i, j) * ds, dpo, X(b, m, i, j), acc.v, 1);
+                Complex<T> const dpo = v.with_probe ? v.dP(m, i, j) * s : Complex<T>(0);
+                add_step_terms(v.P(m, i, j) * ds, dpo, v.X(b, m, i, j), acc.v, 1);
               }
             },
             Kokkos::Sum<StepSums>(total));
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
-          for (int k = 0; k < 6; ++k) out(b, k) = total.v[k];
+          for (int k = 0; k < 6; ++k) v.out(b, k) = total.v[k];
         });
       });
 }
@@ -99,35 +97,23 @@ void step_sums_teams(ExecSpace const& space, int B, ComplexView3<T, typename Exe
 /// column loop is element-wise and vectorises; the lanes are summed last
 /// (a fixed order).
 template <class T, class ExecSpace>
-void step_sums_rows(ExecSpace const& space, int B, ComplexView3<T, typename ExecSpace::memory_space> const& probe,
-                    ComplexView3<T, typename ExecSpace::memory_space> const& dir_probe,
-                    ComplexView3<T, typename ExecSpace::memory_space> const& patches,
-                    ComplexView3<T, typename ExecSpace::memory_space> const& dir_patches,
-                    ComplexView4<T, typename ExecSpace::memory_space> const& chi,
-                    Kokkos::View<double* [6], Kokkos::LayoutRight, typename ExecSpace::memory_space> const& sums,
-                    bool with_probe) {
-  int const M = int(probe.extent(0)), D = int(probe.extent(1));
-  auto P = probe;
-  auto dP = dir_probe;
-  auto S = patches;
-  auto dS = dir_patches;
-  auto X = chi;
-  auto out = sums;
+void step_sums_rows(ExecSpace const& space, int B, StepSumsViews<T, typename ExecSpace::memory_space> const& v) {
+  int const M = int(v.P.extent(0)), D = int(v.P.extent(1));
   Kokkos::parallel_for(
       "ptyko::LSQML::step_sums", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, B),
       KOKKOS_LAMBDA(int b) {
         constexpr int lanes = 16;
         double acc[6 * lanes] = {};
         for (int i = 0; i < D; ++i) {
-          Complex<T> const* s = &S(b, i, 0);
-          Complex<T> const* ds = &dS(b, i, 0);
+          Complex<T> const* s = &v.S(b, i, 0);
+          Complex<T> const* ds = &v.dS(b, i, 0);
           for (int m = 0; m < M; ++m) {
-            Complex<T> const* p = &P(m, i, 0);
-            Complex<T> const* dp = &dP(m, i, 0);
-            Complex<T> const* x = &X(b, m, i, 0);
+            Complex<T> const* p = &v.P(m, i, 0);
+            Complex<T> const* dp = &v.dP(m, i, 0);
+            Complex<T> const* x = &v.X(b, m, i, 0);
             for (int c0 = 0; c0 < D; c0 += lanes) {
               int const n = D - c0 < lanes ? D - c0 : lanes;
-              if (with_probe)  // two loops: a condition inside would keep them scalar
+              if (v.with_probe)  // two loops: a condition inside would keep them scalar
                 for (int k = 0; k < n; ++k)
                   add_step_terms(p[c0 + k] * ds[c0 + k], dp[c0 + k] * s[c0 + k], x[c0 + k], acc + k, lanes);
               else
@@ -139,7 +125,7 @@ void step_sums_rows(ExecSpace const& space, int B, ComplexView3<T, typename Exec
         for (int q = 0; q < 6; ++q) {
           double t = 0;
           for (int k = 0; k < lanes; ++k) t += acc[q * lanes + k];
-          out(b, q) = t;
+          v.out(b, q) = t;
         }
       });
 }
@@ -155,10 +141,12 @@ void step_sums(ExecSpace const& space, int B, ComplexView3<T, typename ExecSpace
                ComplexView4<T, typename ExecSpace::memory_space> const& chi,
                Kokkos::View<double* [6], Kokkos::LayoutRight, typename ExecSpace::memory_space> const& sums,
                bool with_probe) {
+  StepSumsViews<T, typename ExecSpace::memory_space> const v{probe, dir_probe, patches, dir_patches,
+                                                             chi,   sums,      with_probe};
   if constexpr (is_host_space_v<ExecSpace>)
-    step_sums_rows<T>(space, B, probe, dir_probe, patches, dir_patches, chi, sums, with_probe);
+    step_sums_rows<T>(space, B, v);
   else
-    step_sums_teams<T>(space, B, probe, dir_probe, patches, dir_patches, chi, sums, with_probe);
+    step_sums_teams<T>(space, B, v);
 }
 
 template <class T, class ExecSpace>

@@ -41,6 +41,19 @@ void far_field_intensity(ExecSpace const& space, int B, ComplexView4<T, Mem> con
       });
 }
 
+/// I[k] = sum_m |Psi(b, m, i, c0 + k)|^2 for k < n: the model intensity of
+/// n columns of a detector row, in a local array (an element-wise loop per
+/// mode, which vectorises).
+template <class T, class Mem>
+KOKKOS_INLINE_FUNCTION void chunk_intensity(ComplexView4<T, Mem> const& Psi, int b, int i, int c0, int n, int M,
+                                            T* I) {
+  for (int k = 0; k < n; ++k) I[k] = T(0);
+  for (int m = 0; m < M; ++m) {
+    Complex<T> const* f = &Psi(b, m, i, c0);
+    for (int k = 0; k < n; ++k) I[k] += math::norm2(f[k]);
+  }
+}
+
 namespace impl {
 // Loops over the (b, i, j) detector pixels of a batch, with the frame's
 // measured data d and the model intensity I. Ops with `modifies` scale every
@@ -74,11 +87,7 @@ double fourier_pixel_reduce(ExecSpace const& space, char const* label, int B,
           int const n = (j1 - c0 < chunk) ? j1 - c0 : chunk;
           T I[chunk], factor[chunk];
           double part[chunk];
-          for (int k = 0; k < n; ++k) I[k] = T(0);
-          for (int m = 0; m < M; ++m) {
-            Complex<T> const* f = &F(b, m, i, c0);
-            for (int k = 0; k < n; ++k) I[k] += math::norm2(f[k]);
-          }
+          chunk_intensity(F, b, i, c0, n, M, I);
           for (int k = 0; k < n; ++k) {
             T const dk = T(meas[c0 + k]);
             factor[k] = op.factor(I[k], dk) * out_scale;
