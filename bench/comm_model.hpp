@@ -9,13 +9,19 @@
 // Per batch (rPIE, LSQML; s = bytes of a real, 4 or 8; A = H x W object
 // pixels; A_ov = pixels this rank's tile shares with its neighbours' tiles,
 // summed over the neighbours):
-//   full-sync:     r * 3 s A                      object numerator (complex) + weight
+//   full-sync:     r * 3 s A_b                    object numerator (complex) + weight over the
+//                                                 batch's tiles: A_b = 32^2 x (tiles the global
+//                                                 batch's footprints touch)
 //   neighbor k=1:  2 * 3 s A_ov                   the overlaps, sent and received
 //   neighbor k>1:  2 * 3 s A_ov / k               weighted object + weight, every k batches (+1 per epoch)
 //   all:           r * (2M + 1) s D^2             probe numerator (M complex modes) + weight
 //                  r * 16                         two double maxima
 //                  r * 32 (LSQML)                 two sums of two doubles (step sizes)
-// DM/RAAR per epoch: two overlap passes, each one object and one probe
+// Estimate of A_b where the batches are not known: each footprint (edge
+// D + 3) touches (1 + (D + 2) / 32)^2 tiles on average, batches are sparse
+// (footprints of a batch rarely share tiles), at most the whole object in
+// tiles.
+// DM/RAAR per epoch (whole object, A): two overlap passes, each one object and one probe
 // reduction and two maxima (neighbor k > 1: the objects are reconciled once
 // at the end of the epoch).
 // Per epoch, all: r * 8 (cost) + 2 M s D^2 (probe broadcast).
@@ -50,7 +56,19 @@ struct ModelInput {
   int ranks = 1;             ///< P
   std::string solver = "lsqml";
   int sync_every = 1;        ///< neighbor's k
+  /// Mean over the global batches of A_b, the pixels of the tiles (32 x 32)
+  /// the batch's footprints touch; 0: estimated (batch_tile_pixels()).
+  double batch_tiles_pixels = 0;
 };
+
+/// A_b: the given mean, else the estimate of the header comment.
+inline double batch_tile_pixels(ModelInput const& in) {
+  if (in.batch_tiles_pixels > 0) return in.batch_tiles_pixels;
+  constexpr double edge = 32;  // ptyko::tile_edge
+  double const per_footprint = std::pow(1 + (in.D + 2) / edge, 2) * edge * edge;
+  double const object = std::ceil(in.height / edge) * std::ceil(in.width / edge) * edge * edge;
+  return std::min(object, in.batch * per_footprint);
+}
 
 struct ModelGeometry {
   double tile_area = 0;      ///< A_t of a rank (mean)
@@ -124,7 +142,7 @@ inline ModelResult model(ModelInput const& in, std::string const& strategy, doub
     other += 2 * (probe + 2 * r * 8);
   } else {
     double per_batch_object = 0;
-    if (full) per_batch_object = r * 3 * s * A;
+    if (full) per_batch_object = r * 3 * s * batch_tile_pixels(in);
     else if (in.sync_every == 1) per_batch_object = 2 * 3 * s * overlap_area;
     object = nb * per_batch_object;
     if (!full && in.sync_every > 1) object = (std::floor(nb / in.sync_every) + 1) * 2 * 3 * s * overlap_area;

@@ -35,8 +35,10 @@
 #include "bench_run.hpp"
 #include "comm_model.hpp"
 
+#include <ptyko/core/batching.hpp>
 #include <ptyko/core/illumination.hpp>
 #include <ptyko/core/metrics.hpp>
+#include <ptyko/kernels/tiles.hpp>
 #include <ptyko/parallel/communicator.hpp>
 #include <ptyko/parallel/environment.hpp>
 #include <ptyko/parallel/partition.hpp>
@@ -168,6 +170,19 @@ Row run(Config const& cfg, ScanLayout const& layout, Truth const& truth, std::st
   in.ranks = P;
   in.solver = solver;
   in.sync_every = row.sync_every;
+  {
+    // The exact A_b: the tiles of each global batch, as Reconstruction makes them.
+    SolverOptions o = opts;
+    resolve_solver_defaults(o, layout.positions_px.size());
+    auto const batches = make_batches(layout.positions_px, o.batch_size, o.batching, o.seed);
+    double pixels = 0;
+    for (auto const& batch : batches) {
+      std::vector<std::array<double, 2>> centres;
+      for (int id : batch) centres.push_back(layout.positions_px[id]);
+      pixels += double(footprint_tiles(centres, in.D, int(in.height), int(in.width)).size()) * tile_edge * tile_edge;
+    }
+    in.batch_tiles_pixels = batches.empty() ? 0 : pixels / double(batches.size());
+  }
   auto const part = partition_scan(layout.positions_px, in.D, layout.grid.height, layout.grid.width, P);
   double exact = 0;
   for (int r = 0; r < P; ++r) {
@@ -176,8 +191,10 @@ Row run(Config const& cfg, ScanLayout const& layout, Truth const& truth, std::st
     exact += model(in, row.strategy, double(part.tiles[r].area()), ov).bytes_per_epoch;
   }
   row.model_exact = exact / P;
-  auto const g = analytic_geometry(in);
-  row.model_analytic = model(in, row.strategy, g.tile_area, g.overlap_area).bytes_per_epoch;
+  ModelInput estimated = in;  // analytic: rectangular tiles and estimated batch tiles
+  estimated.batch_tiles_pixels = 0;
+  auto const g = analytic_geometry(estimated);
+  row.model_analytic = model(estimated, row.strategy, g.tile_area, g.overlap_area).bytes_per_epoch;
   world.barrier();
   return row;
 }
