@@ -92,7 +92,7 @@ struct PreconditionedStep {
   template <class V>
   KOKKOS_INLINE_FUNCTION void operator()(V& f, V const& u, T w) const {
     T const denom = (T(1) - a) * w + wm;
-    f += (denom > T(0) ? s / denom : T(0)) * u;  // a select, not a branch: vectorises
+    f += (denom > T(0) ? s / denom : T(0)) * u;  // a select: vectorises (kernels/CMakeLists.txt)
   }
 };
 
@@ -106,7 +106,7 @@ struct PreconditionedDirection {
   KOKKOS_INLINE_FUNCTION void operator()(V& d, T w) const {
     T const wk = (T(1) - a) * w;
     T const denom = math::sqrt(wk * wk + wm2);
-    d *= denom > T(0) ? T(1) / denom : T(0);  // a select, not a branch: vectorises
+    d *= denom > T(0) ? T(1) / denom : T(0);
   }
 };
 
