@@ -39,17 +39,18 @@ struct reduction_identity<ptyko::impl::StepSums> {
 
 namespace ptyko::impl {
 
-/// The six sums of one pixel and mode, added to acc[0..5].
-template <class T>
+/// The six sums of one pixel and mode, added to acc[0], acc[stride], ...,
+/// acc[5 stride] (Acc: double, or T for short partial sums).
+template <class T, class Acc>
 KOKKOS_INLINE_FUNCTION void add_step_terms(Complex<T> const& dop, Complex<T> const& dpo, Complex<T> const& x,
-                                           double* acc, int stride) {
+                                           Acc* acc, int stride) {
   Complex<T> const a2 = math::conj_mul(dop, dpo);
-  acc[0 * stride] += double(math::norm2(dop));
-  acc[1 * stride] += double(math::norm2(dpo));
-  acc[2 * stride] += double(a2.real());
-  acc[3 * stride] += double(a2.imag());
-  acc[4 * stride] += double(math::conj_mul(dop, x).real());
-  acc[5 * stride] += double(math::conj_mul(dpo, x).real());
+  acc[0 * stride] += Acc(math::norm2(dop));
+  acc[1 * stride] += Acc(math::norm2(dpo));
+  acc[2 * stride] += Acc(a2.real());
+  acc[3 * stride] += Acc(a2.imag());
+  acc[4 * stride] += Acc(math::conj_mul(dop, x).real());
+  acc[5 * stride] += Acc(math::conj_mul(dpo, x).real());
 }
 
 /// The Views step_sums reads and writes (captured whole by its kernels).
@@ -94,8 +95,9 @@ void step_sums_teams(ExecSpace const& space, int B, StepSumsViews<T, typename Ex
 
 /// step_sums on host spaces: one position per work item walking its rows
 /// over row pointers, with 16 partial sums per quantity (lanes) so that the
-/// column loop is element-wise and vectorises; the lanes are summed last
-/// (a fixed order).
+/// column loop is element-wise and vectorises. A row's lanes sum in T (at
+/// most M D / 16 terms each: full SIMD width), flushed into double lanes
+/// after each row; the lanes are summed last (a fixed order).
 template <class T, class ExecSpace>
 void step_sums_rows(ExecSpace const& space, int B, StepSumsViews<T, typename ExecSpace::memory_space> const& v) {
   int const M = int(v.P.extent(0)), D = int(v.P.extent(1));
@@ -105,6 +107,7 @@ void step_sums_rows(ExecSpace const& space, int B, StepSumsViews<T, typename Exe
         constexpr int lanes = 16;
         double acc[6 * lanes] = {};
         for (int i = 0; i < D; ++i) {
+          T row[6 * lanes] = {};
           Complex<T> const* s = &v.S(b, i, 0);
           Complex<T> const* ds = &v.dS(b, i, 0);
           for (int m = 0; m < M; ++m) {
@@ -115,12 +118,13 @@ void step_sums_rows(ExecSpace const& space, int B, StepSumsViews<T, typename Exe
               int const n = D - c0 < lanes ? D - c0 : lanes;
               if (v.with_probe)  // two loops: a condition inside would keep them scalar
                 for (int k = 0; k < n; ++k)
-                  add_step_terms(p[c0 + k] * ds[c0 + k], dp[c0 + k] * s[c0 + k], x[c0 + k], acc + k, lanes);
+                  add_step_terms(p[c0 + k] * ds[c0 + k], dp[c0 + k] * s[c0 + k], x[c0 + k], row + k, lanes);
               else
                 for (int k = 0; k < n; ++k)
-                  add_step_terms(p[c0 + k] * ds[c0 + k], Complex<T>(0), x[c0 + k], acc + k, lanes);
+                  add_step_terms(p[c0 + k] * ds[c0 + k], Complex<T>(0), x[c0 + k], row + k, lanes);
             }
           }
+          for (int q = 0; q < 6 * lanes; ++q) acc[q] += double(row[q]);
         }
         for (int q = 0; q < 6; ++q) {
           double t = 0;
