@@ -129,9 +129,11 @@ inline SolverOptions bench_options(std::string const& solver, int modes, int cos
 template <class T>
 class FftFloor {
  public:
-  FftFloor(Exec const& space, std::vector<int> sizes, int modes, int D)
+  /// `effort`: the solvers' (plan_effort of their fft_planner), so that the
+  /// floor uses the same plans.
+  FftFloor(Exec const& space, std::vector<int> sizes, int modes, int D, FFTPlanEffort effort)
       : m_sizes(std::move(sizes)), m_modes(modes),
-        m_fft(space, std::max(1, *std::max_element(m_sizes.begin(), m_sizes.end())) * modes, D, D),
+        m_fft(space, std::max(1, *std::max_element(m_sizes.begin(), m_sizes.end())) * modes, D, D, effort),
         m_waves(Kokkos::view_alloc(space, "ptyko::bench::floor_waves"),
                 std::max(1, *std::max_element(m_sizes.begin(), m_sizes.end())), modes, D, D) {
     Kokkos::deep_copy(space, m_waves, Complex<T>(T(0.5), T(-0.25)));

@@ -78,7 +78,8 @@ void BM_epoch(benchmark::State& state, Variant const& v) {
   auto const opts = bench_options(v.solver, g_config.modes, v.cost_every);
   auto rec = assemble<T>(space, layout, Share::everything(layout), sync, opts);
   int const N = int(layout.positions_px.size());
-  FftFloor<T> floor(space, epoch_batch_sizes(layout, opts, std::size_t(N)), g_config.modes, layout.info.ny);
+  FftFloor<T> floor(space, epoch_batch_sizes(layout, opts, std::size_t(N)), g_config.modes, layout.info.ny,
+                    plan_effort(opts.fft_planner, layout.info.ny));
   for (int e = 0; e < g_config.warmup; ++e) rec->step();
 
   std::vector<double> epochs, floors, ratios;
@@ -135,7 +136,8 @@ void breakdown() {
     LocalSync<T, Exec> sync;
     auto const opts = bench_options(v.solver, g_config.modes, v.cost_every);
     auto rec = assemble<T>(space, layout, Share::everything(layout), sync, opts);
-    FftFloor<T> floor(space, epoch_batch_sizes(layout, opts, std::size_t(N)), g_config.modes, layout.info.ny);
+    FftFloor<T> floor(space, epoch_batch_sizes(layout, opts, std::size_t(N)), g_config.modes, layout.info.ny,
+                      plan_effort(opts.fft_planner, layout.info.ny));
     for (int e = 0; e < g_config.warmup; ++e) rec->step();
     std::vector<double> floors;
     for (int e = 0; e < K; ++e) floors.push_back(floor.run(space));

@@ -282,6 +282,11 @@ std::vector<OptionDef> const& options() {
         "DM/RAAR: power bound of the Fourier projection in [0, 1), PtyPy's fourier_relax_factor "
         "(0: the plain modulus projection; default: 0.02 for dm, 0 for raar)",
         [](RunConfig& c) -> auto& { return c.fourier_relax; }, Flag::none, "0.02"));
+    t.push_back(option("solver", "fft_planner", "--fft-planner",
+        "FFTW planning: estimate (same plan every run), measure (timed once per shape; 6-10x faster "
+        "FFTs at 256 x 256, results may differ at float rounding between runs) or auto (measure for "
+        "frames of 256 and more)",
+        [](RunConfig& c) -> auto& { return c.fft_planner; }));
     t.push_back(option("solver", "seed", "--seed", "Seed of batches, probe initialisation",
         [](RunConfig& c) -> auto& { return c.solver.seed; }));
     t.push_back(option("solver", "precision", "--precision", "single or double",
@@ -501,6 +506,7 @@ void finish_run_config(RunConfig& c) {
   PTYKO_REQUIRE(c.illumination == "batch" || c.illumination == "all", "--illumination '", c.illumination,
                 "' is not valid: use batch or all");
   c.solver.batching = parse_batching(c.batching);
+  c.solver.fft_planner = parse_fft_planner(c.fft_planner);
   c.solver.noise = c.noise == "gaussian" ? NoiseModel::gaussian : NoiseModel::poisson;
   c.solver.illumination = c.illumination == "batch" ? IlluminationNorm::batch : IlluminationNorm::all;
   c.double_precision = c.precision == "double";
@@ -606,6 +612,7 @@ RunConfig resolved_config(RunConfig const& cfg, SolverOptions const& s, std::str
   r.output = fs::absolute(output).lexically_normal().string();
   r.solver = s;
   r.batching = to_string(s.batching);
+  r.fft_planner = to_string(s.fft_planner);
   r.batch_size = s.batch_size;
   r.alpha = s.alpha >= 0 ? std::optional<double>(s.alpha) : std::nullopt;
   r.beta = s.beta >= 0 ? std::optional<double>(s.beta) : std::nullopt;

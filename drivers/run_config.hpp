@@ -32,6 +32,7 @@ struct RunConfig {
   std::optional<int> probe_update_start;  ///< absent: the solver's default
   std::optional<double> fourier_relax;    ///< DM/RAAR power bound; absent: the solver's default
   std::string precision = "single", batching = "sparse", noise = "gaussian", illumination = "batch";
+  std::string fft_planner = "auto";
   // -- [probe]
   double probe_diameter = 0;  ///< initial probe size without a guess (0: from the scan step)
   // -- [parallel]

@@ -82,6 +82,26 @@ void resolve_solver_defaults(SolverOptions& o, std::size_t frames) {
   PTYKO_REQUIRE(o.probe_support >= 0, "--probe-support must be >= 0 pixels, got ", o.probe_support);
 }
 
+FFTPlanner parse_fft_planner(std::string const& name) {
+  if (name == "auto") return FFTPlanner::automatic;
+  if (name == "estimate") return FFTPlanner::estimate;
+  if (name == "measure") return FFTPlanner::measure;
+  PTYKO_FAIL("--fft-planner '", name, "' is not an FFT planner: use auto, estimate or measure");
+}
+
+std::string to_string(FFTPlanner p) {
+  switch (p) {
+    case FFTPlanner::estimate: return "estimate";
+    case FFTPlanner::measure: return "measure";
+    default: return "auto";
+  }
+}
+
+FFTPlanEffort plan_effort(FFTPlanner p, int D) {
+  if (p == FFTPlanner::measure || (p == FFTPlanner::automatic && D >= 256)) return FFTPlanEffort::measure;
+  return FFTPlanEffort::estimate;
+}
+
 template <class T, class ExecSpace>
 std::unique_ptr<Solver<T, ExecSpace>> make_solver(std::string const& name) {
   if (name == "rpie" || name == "epie") return impl::make_rpie<T, ExecSpace>(name);

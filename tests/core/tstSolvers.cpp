@@ -357,6 +357,30 @@ TEST(Determinism, SameSeedSameObject) {
   }
 }
 
+// FFT planning: auto measures from 256 x 256 up; a measured plan computes the
+// same transforms, so the reconstruction agrees with the estimated one up
+// to float rounding (amplified a little by the iteration).
+TEST(FFTPlanner, NamesAndEfforts) {
+  EXPECT_EQ(parse_fft_planner("auto"), FFTPlanner::automatic);
+  EXPECT_EQ(to_string(parse_fft_planner("measure")), "measure");
+  EXPECT_EQ(plan_effort(FFTPlanner::automatic, 128), FFTPlanEffort::estimate);
+  EXPECT_EQ(plan_effort(FFTPlanner::automatic, 256), FFTPlanEffort::measure);
+  EXPECT_EQ(plan_effort(FFTPlanner::estimate, 512), FFTPlanEffort::estimate);
+  EXPECT_EQ(plan_effort(FFTPlanner::measure, 64), FFTPlanEffort::measure);
+  EXPECT_THROW(parse_fft_planner("fastest"), UserError);
+}
+
+TEST(FFTPlanner, MeasuredPlansReconstructTheSame) {
+  SolverOptions estimate = solver_options("rpie", 10);
+  estimate.fft_planner = FFTPlanner::estimate;
+  SolverOptions measure = estimate;
+  measure.fft_planner = FFTPlanner::measure;
+  RunResult const a = reconstruct<float>(default_dataset(), estimate);
+  RunResult const b = reconstruct<float>(default_dataset(), measure);
+  EXPECT_LT(relative_difference(a.object, b.object), 1e-2);
+  EXPECT_NEAR(a.error, b.error, 0.02 * a.error);
+}
+
 // ---------------------------------------------------------------------------
 // Poisson noise model (LSQML and rPIE).
 

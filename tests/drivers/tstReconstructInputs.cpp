@@ -208,6 +208,11 @@ TEST_F(Inputs, ConfigFourierRelaxOfOne) {
   expect_rejected(args("scan.cxi", {"--config", "run.toml"}), {"--fourier-relax", "[0, 1)", "got 1"});
 }
 
+TEST_F(Inputs, UnknownFFTPlanner) {
+  good();
+  expect_rejected(args("scan.cxi", {"--fft-planner", "fastest"}), {"--fft-planner", "fastest", "auto, estimate or measure"});
+}
+
 TEST_F(Inputs, OutputFolderMissing) {
   good();
   expect_rejected({"reconstruct", "scan.cxi", "-o", "no/such/folder/out.h5"},

@@ -298,7 +298,7 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
     int const M = state.modes(), D = data.detector(), n = data.local_frames();
     int const chunk = std::max(1, std::min(std::max(1, n), max_local_batch));
     int const H = int(state.object.extent(0)), W = int(state.object.extent(1));
-    m_model = std::make_unique<ForwardModel<T, ExecSpace>>(space, chunk, M, D);
+    m_model = std::make_unique<ForwardModel<T, ExecSpace>>(space, chunk, M, D, plan_effort(options.fft_planner, D));
     m_waves = Waves(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::DM::waves"), chunk, M, D, D);
     m_psi = Waves(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::DM::exit_waves"), n, M, D, D);
     m_sums = UpdateSums<T, ExecSpace>(space, H, W, M, D, chunk);

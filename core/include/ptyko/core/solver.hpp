@@ -6,6 +6,7 @@
 #include <ptyko/core/batching.hpp>
 #include <ptyko/core/state.hpp>
 #include <ptyko/core/sync.hpp>
+#include <ptyko/kernels/fft.hpp>
 #include <ptyko/kernels/fourier.hpp>
 #include <ptyko/kernels/tiles.hpp>
 #include <ptyko/kernels/types.hpp>
@@ -23,6 +24,20 @@ enum class IlluminationNorm {
   batch,  ///< the current mini-batch (converges best; the default)
   all     ///< all positions, recomputed once per epoch (tike's choice)
 };
+
+/// How the host FFT (FFTW) plans its transforms. estimate: quick to plan and
+/// the same plan every run; measure: times candidate plans once per shape
+/// (seconds) and may pick another plan on another run, so results can differ
+/// at float rounding between runs — FFTW's estimate is 6-10x slower than
+/// measure at D = 256 (docs/performance.md); automatic: measure for
+/// D >= 256, estimate below. Device FFTs (cuFFT, hipFFT) ignore it.
+enum class FFTPlanner { automatic, estimate, measure };
+
+/// "auto", "estimate", "measure"; throws UserError naming --fft-planner.
+FFTPlanner parse_fft_planner(std::string const& name);
+std::string to_string(FFTPlanner p);
+/// The planning effort for frames of D x D.
+FFTPlanEffort plan_effort(FFTPlanner p, int D);
 
 struct SolverOptions {
   std::string solver = "lsqml";
@@ -44,6 +59,7 @@ struct SolverOptions {
   /// fourier_relax_factor (0: the plain modulus projection); < 0: default
   double fourier_relax = -1;
   IlluminationNorm illumination = IlluminationNorm::batch;
+  FFTPlanner fft_planner = FFTPlanner::automatic;
 };
 
 /// Fills the "< 0 / 0 means default" fields of `o` for its solver and
