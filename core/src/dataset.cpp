@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace ptyko {
@@ -54,10 +55,32 @@ LocalData<T, ExecSpace> load_local_data(ExecSpace const& space, ScanLayout const
   data.frames = RealView3<float, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LocalData::frames"),
                                       n, D, D);
   {
-    HostFrames centred = cxi_read_frames(layout.info, ids, options.clip_negative);
-    auto h = Kokkos::create_mirror_view(data.frames);
-    for (std::size_t f = 0; f < n; ++f) ifftshift2(&centred(f, 0, 0), &h(f, 0, 0), D, D);
-    Kokkos::deep_copy(space, data.frames, h);  // host -> device: this rank's frames, once
+    // Read and un-shift in chunks of frames, so that the peak is the rank's
+    // frames plus one chunk, not twice the frames: on host spaces straight
+    // into data.frames, on devices through a chunk-sized host buffer.
+    constexpr std::size_t chunk = 512;  // 32 MiB of 128 x 128 frames
+    using HostFrameView = RealView3<float, Kokkos::HostSpace>;
+    constexpr bool host_frames = Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible;
+    HostFrameView staging;
+    if (!host_frames)
+      staging = HostFrameView(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::LocalData::staging"),
+                              std::min(n, chunk), D, D);
+    for (std::size_t first = 0; first < n; first += chunk) {
+      std::size_t const count = std::min(chunk, n - first);
+      std::vector<std::size_t> const part(ids.begin() + first, ids.begin() + first + count);
+      HostFrames centred = cxi_read_frames(layout.info, part, options.clip_negative);
+      auto const rows = std::make_pair(first, first + count);
+      if constexpr (host_frames) {
+        auto out = Kokkos::subview(data.frames, rows, Kokkos::ALL, Kokkos::ALL);
+        for (std::size_t f = 0; f < count; ++f) ifftshift2(&centred(f, 0, 0), &out(f, 0, 0), D, D);
+      } else {
+        for (std::size_t f = 0; f < count; ++f) ifftshift2(&centred(f, 0, 0), &staging(f, 0, 0), D, D);
+        // host -> device: one chunk of this rank's frames
+        Kokkos::deep_copy(space, Kokkos::subview(data.frames, rows, Kokkos::ALL, Kokkos::ALL),
+                          Kokkos::subview(staging, std::make_pair(std::size_t(0), count), Kokkos::ALL, Kokkos::ALL));
+        fence(space, "ptyko::load_local_data::chunk");  // staging is refilled next
+      }
+    }
   }
 
   HostMask mask = cxi_read_mask(layout.info);
