@@ -301,6 +301,20 @@ TEST(Neighbor, ApproximateConsensusConvergesWithoutSeams) {
   EXPECT_LT(ra, 1.1 * rf);
 }
 
+// Expects frame f of `data` to be frame ids[f] of the file, un-shifted.
+template <class Data>
+void expect_frames_of(Data const& data, ScanLayout const& layout, std::vector<std::size_t> const& ids) {
+  EXPECT_EQ(data.frame_ids, ids);
+  auto frames = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), data.frames);
+  int const D = layout.info.ny;
+  for (std::size_t f = 0; f < ids.size(); ++f) {
+    HostFrames one = cxi_read_frames(layout.info, {ids[f]});
+    std::vector<float> corner(std::size_t(D) * D);
+    ifftshift2(one.data(), corner.data(), D, D);
+    EXPECT_EQ(0, std::memcmp(corner.data(), &frames(f, 0, 0), corner.size() * sizeof(float))) << "frame " << f;
+  }
+}
+
 TEST(Reading, EachRankReadsExactlyItsFrames) {
   Exec space;
   auto comm = Communicator::world();
@@ -312,15 +326,27 @@ TEST(Reading, EachRankReadsExactlyItsFrames) {
   EXPECT_EQ(d.frame_ids, p.frames[comm.rank()]);
   auto data = load_local_data<float, Exec>(space, layout, d.frame_ids, d.tile_y, d.tile_x, d.tile_height,
                                            d.tile_width, {});
-  EXPECT_EQ(data.frame_ids, d.frame_ids);
-  auto frames = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), data.frames);
-  int const D = layout.info.ny;
-  for (std::size_t f = 0; f < d.frame_ids.size(); ++f) {
-    HostFrames one = cxi_read_frames(layout.info, {d.frame_ids[f]});
-    std::vector<float> corner(std::size_t(D) * D);
-    ifftshift2(one.data(), corner.data(), D, D);
-    EXPECT_EQ(0, std::memcmp(corner.data(), &frames(f, 0, 0), corner.size() * sizeof(float))) << "frame " << f;
-  }
+  expect_frames_of(data, layout, d.frame_ids);
+}
+
+// Frames are loaded in chunks of 512: an unordered list of 1100 frames
+// crosses two chunk boundaries and ends in a partial chunk.
+TEST(Reading, ChunkedLoadKeepsEveryFrame) {
+  Exec space;
+  auto comm = Communicator::world();
+  std::string const path = test::temp_path("chunks_" + std::to_string(comm.rank()) + ".cxi");
+  SimulationOptions o;
+  o.frames = 1200;
+  o.detector = 16;
+  o.modes = 1;
+  o.seed = 5;
+  cxi_write(path, simulate(o));
+  ScanLayout const layout = read_scan_layout(path, {});
+  std::vector<std::size_t> ids;
+  for (std::size_t k = 0; k < 1100; ++k) ids.push_back((k * 7) % 1200);  // unordered, distinct
+  auto data = load_local_data<float, Exec>(space, layout, ids, 0, 0, layout.grid.height, layout.grid.width, {});
+  expect_frames_of(data, layout, ids);
+  std::filesystem::remove(path);
 }
 
 }  // namespace
