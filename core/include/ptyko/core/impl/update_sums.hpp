@@ -62,16 +62,12 @@ class UpdateSums {
     if (probe) zero_probe(space);
   }
 
-  /// The tiles holding this batch's object sums (begin_batch).
-  TileList<Mem> const& tiles() const { return m_written; }
-
   /// Adds the batch's contributions; `patches` must hold S_b O of the batch.
   void accumulate(ExecSpace const& space, ComplexView3<T, Mem> const& probe,
                   ComplexView3<T, Mem> const& patches, PositionView<T, Mem> const& positions,
                   IndexView<Mem> const& idx, ComplexView4<T, Mem> const& delta, bool probe_sums) {
     int const B = int(idx.extent(0));
     if (B == 0) return;
-    int const D = int(probe.extent(1));
     probe_adjoint_product(space, B, probe, delta, m_products);
     add_patches(space, Kokkos::subview(m_products, std::make_pair(0, B), Kokkos::ALL, Kokkos::ALL),
                 positions, idx, obj_num);
@@ -80,7 +76,6 @@ class UpdateSums {
       patch_adjoint_product(space, B, patches, delta, probe_num);
       add_patch_intensity(space, B, patches, probe_w);
     }
-    (void)D;
   }
 
   /// obj_w += sum_b S_b^T sum_m |P_m|^2 for the positions `idx`.
