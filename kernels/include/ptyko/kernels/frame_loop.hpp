@@ -97,6 +97,59 @@ void reduce_frame_spans(ExecSpace const& space, char const* label, int frames, i
                             result);
 }
 
+namespace impl {
+
+/// Elements per work item of the flat loops below: long contiguous runs on
+/// the host (vectorised), one element on devices.
+template <class ExecSpace>
+inline constexpr std::size_t flat_chunk_v = is_host_space_v<ExecSpace> ? 4096 : 1;
+
+/// fn(p, k0, k1) over the chunks of `planes` planes of n elements each.
+template <class Fn>
+struct PlaneChunks {
+  Fn fn;
+  std::size_t n, chunk, per_plane;
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t c) const {
+    std::size_t const p = c / per_plane, k0 = (c - p * per_plane) * chunk;
+    fn(int(p), k0, k0 + chunk < n ? k0 + chunk : n);
+  }
+};
+template <class Fn, class Acc>
+struct PlaneChunksReduce {
+  Fn fn;
+  std::size_t n, chunk, per_plane;
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t c, Acc& acc) const {
+    std::size_t const p = c / per_plane, k0 = (c - p * per_plane) * chunk;
+    fn(int(p), k0, k0 + chunk < n ? k0 + chunk : n, acc);
+  }
+};
+
+}  // namespace impl
+
+/// fn(p, k0, k1) over the elements [k0, k1) of plane p, for `planes` planes
+/// of n contiguous elements (a probe's modes over one weight plane, a whole
+/// object as one plane): contiguous chunks on the host (loop over k
+/// innermost), single elements on devices. No per-element modulo, which
+/// keeps the host loop vectorised. Non-blocking.
+template <class ExecSpace, class Fn>
+void for_each_plane_span(ExecSpace const& space, char const* label, int planes, std::size_t n, Fn const& fn) {
+  if (planes <= 0 || n == 0) return;
+  std::size_t const chunk = impl::flat_chunk_v<ExecSpace>, per_plane = (n + chunk - 1) / chunk;
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(planes) * per_plane),
+                       impl::PlaneChunks<Fn>{fn, n, chunk, per_plane});
+}
+
+/// The reduction of fn(p, k0, k1, acc) over the chunks of for_each_plane_span
+/// (Kokkos reducer semantics). Blocking when `result` is a host scalar.
+template <class ExecSpace, class Fn, class Reducer>
+void reduce_plane_spans(ExecSpace const& space, char const* label, int planes, std::size_t n, Fn const& fn,
+                        Reducer const& reducer) {
+  using Acc = typename Reducer::value_type;
+  std::size_t const chunk = impl::flat_chunk_v<ExecSpace>, per_plane = (n + chunk - 1) / chunk;
+  Kokkos::parallel_reduce(label, Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(planes > 0 ? planes : 0) * per_plane),
+                          impl::PlaneChunksReduce<Fn, Acc>{fn, n, chunk, per_plane}, reducer);
+}
+
 /// Columns per chunk of a span loop that keeps per-column partial results in
 /// small local arrays (sums over modes, per-lane partial costs): fixed-size
 /// inner loops the compiler vectorises without reassociating a reduction.

@@ -40,13 +40,13 @@ void probe_intensity(ExecSpace const& space, ComplexView3<T, Mem> const& probe,
   int const M = int(probe.extent(0)), D = int(probe.extent(1));
   auto P = probe;
   auto o = out;
-  Kokkos::parallel_for(
-      "ptyko::probe_intensity", Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(D) * D),
-      KOKKOS_LAMBDA(std::size_t k) {
-        int const i = int(k / D), j = int(k % D);
-        T s = 0;
-        for (int m = 0; m < M; ++m) s += math::norm2(P(m, i, j));
-        o(i, j) = s;
+  for_each_frame_span(space, "ptyko::probe_intensity", 1, D, KOKKOS_LAMBDA(int, int i, int j0, int j1) {
+        T* row = &o(i, 0);
+        for (int j = j0; j < j1; ++j) row[j] = T(0);
+        for (int m = 0; m < M; ++m) {
+          Complex<T> const* p = &P(m, i, 0);
+          for (int j = j0; j < j1; ++j) row[j] += math::norm2(p[j]);
+        }
       });
 }
 
@@ -74,10 +74,18 @@ double max_value(ExecSpace const& space, View const& v) {
   using V = typename View::non_const_value_type;
   auto const* data = v.data();
   V result = 0;
-  Kokkos::parallel_reduce(
-      "ptyko::max_value", Kokkos::RangePolicy<ExecSpace>(space, 0, v.span()),
-      KOKKOS_LAMBDA(std::size_t k, V& m) {
-        if (data[k] > m) m = data[k];
+  // Lane by lane over the chunk (an element-wise loop that vectorises), then
+  // over the lanes.
+  reduce_plane_spans(
+      space, "ptyko::max_value", 1, v.span(), KOKKOS_LAMBDA(int, std::size_t k0, std::size_t k1, V& m) {
+        constexpr int lanes = span_chunk_v<ExecSpace>;
+        V lane[lanes];
+        for (int l = 0; l < lanes; ++l) lane[l] = data[k0];
+        std::size_t k = k0;
+        for (; k + lanes <= k1; k += lanes)
+          for (int l = 0; l < lanes; ++l) lane[l] = data[k + l] > lane[l] ? data[k + l] : lane[l];
+        for (; k < k1; ++k) lane[0] = data[k] > lane[0] ? data[k] : lane[0];
+        for (int l = 0; l < lanes; ++l) m = lane[l] > m ? lane[l] : m;
       },
       Kokkos::Max<V>(result));
   return double(result);
@@ -126,9 +134,12 @@ void apply_preconditioned_update(ExecSpace const& space, FieldView const& field,
   auto const* u = num.data();
   auto const* w = weight.data();
   PreconditionedStep<T> const op(alpha, w_max, step);
-  Kokkos::parallel_for(
-      "ptyko::apply_preconditioned_update", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
-      KOKKOS_LAMBDA(std::size_t k) { op(f[k], u[k], w[k % w_n]); });
+  for_each_plane_span(space, "ptyko::apply_preconditioned_update", int(n / w_n), w_n,
+                      KOKKOS_LAMBDA(int p, std::size_t k0, std::size_t k1) {
+                        auto* fp = f + p * w_n;
+                        auto const* up = u + p * w_n;
+                        for (std::size_t k = k0; k < k1; ++k) op(fp[k], up[k], w[k]);
+                      });
 }
 
 /// The same update of an (H, W) object over the tiles of a batch, where all
@@ -162,9 +173,11 @@ void precondition_direction(ExecSpace const& space, FieldView const& dir, Weight
   auto* f = dir.data();
   auto const* w = weight.data();
   PreconditionedDirection<T> const op(alpha, w_max);
-  Kokkos::parallel_for(
-      "ptyko::precondition_direction", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
-      KOKKOS_LAMBDA(std::size_t k) { op(f[k], w[k % w_n]); });
+  for_each_plane_span(space, "ptyko::precondition_direction", int(n / w_n), w_n,
+                      KOKKOS_LAMBDA(int p, std::size_t k0, std::size_t k1) {
+                        auto* fp = f + p * w_n;
+                        for (std::size_t k = k0; k < k1; ++k) op(fp[k], w[k]);
+                      });
 }
 
 /// The same for an (H, W) object direction over the tiles of a batch.
@@ -241,12 +254,15 @@ void apply_weighted_average(ExecSpace const& space, FieldView const& field, Fiel
   auto const* u = num.data();
   auto const* w = weight.data();
   T const in = T(inertia);
-  Kokkos::parallel_for(
-      "ptyko::apply_weighted_average", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
-      KOKKOS_LAMBDA(std::size_t k) {
-        T const den = w[k % w_n] + in;
-        if (den > T(0)) f[k] = (u[k] + in * f[k]) / den;
-      });
+  for_each_plane_span(space, "ptyko::apply_weighted_average", int(n / w_n), w_n,
+                      KOKKOS_LAMBDA(int p, std::size_t k0, std::size_t k1) {
+                        auto* fp = f + p * w_n;
+                        auto const* up = u + p * w_n;
+                        for (std::size_t k = k0; k < k1; ++k) {
+                          T const den = w[k] + in;
+                          fp[k] = den > T(0) ? (up[k] + in * fp[k]) / den : fp[k];  // a select: vectorises
+                        }
+                      });
 }
 
 /// Clips |object| to at most `limit` (phase kept) over the tiles (pass
