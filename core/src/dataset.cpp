@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <type_traits>
 
 namespace ptyko {
 
@@ -31,6 +33,82 @@ ScanLayout read_scan_layout(std::string const& path, LoadOptions const& options)
   return layout;
 }
 
+namespace impl {
+
+/// True when every value of the n frames is an integer in [0, 65535]: they
+/// are then held exactly as uint16 counts.
+bool fit_counts(HostFrames const& frames, std::size_t n) {
+  float const* v = frames.data();
+  std::size_t const total = n * frames.extent(1) * frames.extent(2);
+  bool fits = true;
+  for (std::size_t k = 0; k < total; ++k) fits &= v[k] >= 0.f && v[k] <= 65535.f && v[k] == float(std::uint16_t(v[k]));
+  return fits;
+}
+
+/// Reads frames `ids` and un-shifts them into a FrameStack in `space`'s
+/// memory: uint16 counts while every chunk holds counts, float32 from the
+/// first chunk that does not (the frames read so far are then widened once).
+/// Chunks of frames keep the peak at the rank's frames plus one chunk: on
+/// host spaces they go straight into the stack, on devices through a
+/// chunk-sized host buffer.
+template <class ExecSpace>
+FrameStack<typename ExecSpace::memory_space> load_frames(ExecSpace const& space, CxiInfo const& info,
+                                                         std::vector<std::size_t> const& ids, bool clip_negative) {
+  using Mem = typename ExecSpace::memory_space;
+  using Stack = FrameStack<Mem>;
+  int const D = info.ny;
+  std::size_t const n = ids.size();
+  constexpr std::size_t chunk = 512;  // 32 MiB of 128 x 128 frames as float
+  typename Stack::Counts counts(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LocalData::frames"), n,
+                                D, D);
+  typename Stack::Floats floats;
+  bool wide = false;  // float32 from here on
+  constexpr bool host_frames = Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible;
+  for (std::size_t first = 0; first < n; first += chunk) {
+    std::size_t const count = std::min(chunk, n - first);
+    std::vector<std::size_t> const part(ids.begin() + first, ids.begin() + first + count);
+    HostFrames centred = cxi_read_frames(info, part, clip_negative);
+    if (!wide && !fit_counts(centred, count)) {
+      wide = true;
+      // Not counts: widen the frames read so far (device -> device, once).
+      floats = typename Stack::Floats(
+          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LocalData::frames"), n, D, D);
+      auto done = Kokkos::subview(counts, std::make_pair(std::size_t(0), first), Kokkos::ALL, Kokkos::ALL);
+      auto to = floats;
+      Kokkos::parallel_for(
+          "ptyko::load_frames::widen", Kokkos::RangePolicy<ExecSpace>(space, 0, done.span()),
+          KOKKOS_LAMBDA(std::size_t k) { to.data()[k] = float(done.data()[k]); });
+      fence(space, "ptyko::load_frames::widen");
+      counts = typename Stack::Counts();
+    }
+    // Un-shift into the stack's rows (host spaces) or a host chunk that is
+    // then copied to the device.
+    auto put = [&](auto const& stack) {
+      using V = typename std::decay_t<decltype(stack)>::non_const_value_type;
+      using HostChunk = Kokkos::View<V***, Kokkos::LayoutRight, Kokkos::HostSpace>;
+      HostChunk target;
+      if constexpr (host_frames)
+        target = HostChunk(stack.data() + first * std::size_t(D) * D, count, D, D);
+      else
+        target = HostChunk(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::load_frames::staging"), count, D, D);
+      for (std::size_t f = 0; f < count; ++f) ifftshift2(&centred(f, 0, 0), &target(f, 0, 0), D, D);
+      if constexpr (!host_frames) {
+        // host -> device: one chunk of this rank's frames
+        Kokkos::deep_copy(space, Kokkos::subview(stack, std::make_pair(first, first + count), Kokkos::ALL, Kokkos::ALL),
+                          target);
+        fence(space, "ptyko::load_frames::chunk");  // before the chunk's host buffer goes
+      }
+    };
+    if (wide)
+      put(floats);
+    else
+      put(counts);
+  }
+  return wide ? Stack(floats) : Stack(counts);
+}
+
+}  // namespace impl
+
 template <class T, class ExecSpace>
 LocalData<T, ExecSpace> load_local_data(ExecSpace const& space, ScanLayout const& layout,
                                         std::vector<std::size_t> const& ids, int tile_y, int tile_x,
@@ -52,37 +130,7 @@ LocalData<T, ExecSpace> load_local_data(ExecSpace const& space, ScanLayout const
   data.frame_ids = ids;
   data.tile_y = tile_y;
   data.tile_x = tile_x;
-  data.frames = RealView3<float, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LocalData::frames"),
-                                      n, D, D);
-  {
-    // Read and un-shift in chunks of frames, so that the peak is the rank's
-    // frames plus one chunk, not twice the frames: on host spaces straight
-    // into data.frames, on devices through a chunk-sized host buffer.
-    constexpr std::size_t chunk = 512;  // 32 MiB of 128 x 128 frames
-    using HostFrameView = RealView3<float, Kokkos::HostSpace>;
-    constexpr bool host_frames = Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible;
-    HostFrameView staging;
-    if (!host_frames)
-      staging = HostFrameView(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::LocalData::staging"),
-                              std::min(n, chunk), D, D);
-    for (std::size_t first = 0; first < n; first += chunk) {
-      std::size_t const count = std::min(chunk, n - first);
-      std::vector<std::size_t> const part(ids.begin() + first, ids.begin() + first + count);
-      HostFrames centred = cxi_read_frames(layout.info, part, options.clip_negative);
-      auto const rows = std::make_pair(first, first + count);
-      if constexpr (host_frames) {
-        auto out = Kokkos::subview(data.frames, rows, Kokkos::ALL, Kokkos::ALL);
-        for (std::size_t f = 0; f < count; ++f) ifftshift2(&centred(f, 0, 0), &out(f, 0, 0), D, D);
-      } else {
-        for (std::size_t f = 0; f < count; ++f) ifftshift2(&centred(f, 0, 0), &staging(f, 0, 0), D, D);
-        // host -> device: one chunk of this rank's frames
-        Kokkos::deep_copy(space, Kokkos::subview(data.frames, rows, Kokkos::ALL, Kokkos::ALL),
-                          Kokkos::subview(staging, std::make_pair(std::size_t(0), count), Kokkos::ALL, Kokkos::ALL));
-        fence(space, "ptyko::load_local_data::chunk");  // staging is refilled next
-      }
-    }
-  }
-
+  data.frames = impl::load_frames(space, layout.info, ids, options.clip_negative);
   HostMask mask = cxi_read_mask(layout.info);
   bool all_measured = true;
   for (std::size_t k = 0; k < mask.span(); ++k) all_measured = all_measured && mask.data()[k];

@@ -6,26 +6,64 @@
 
 namespace ptyko {
 
-template <class T, class ExecSpace>
-FrameStats frame_stats(ExecSpace const& space, LocalData<T, ExecSpace> const& data) {
-  using Mem = typename ExecSpace::memory_space;
-  ScopedRegion region("ptyko::frame_stats");
-  int const n = data.local_frames(), D = data.detector();
-  std::size_t const pixels = std::size_t(D) * D;
-  Kokkos::View<double* [2], Kokkos::LayoutRight, Mem> out(Kokkos::view_alloc(space, "ptyko::frame_stats::out"), n);
-  auto frames = data.frames;
+// Kernels over a FrameStack's View (uint16 or float), as named functions:
+// nvcc allows no device lambda inside FrameStack::visit's generic lambda.
+namespace impl {
+
+/// out(f, 0) = sum of frame f, out(f, 1) = its largest pixel. Non-blocking.
+template <class ExecSpace, class Frames, class Out>
+void frame_sum_max(ExecSpace const& space, Frames const& frames, Out const& out) {
+  std::size_t const pixels = frames.extent(1) * frames.extent(2);
   Kokkos::parallel_for(
-      "ptyko::frame_stats::sum_max", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(int f) {
-        float const* p = &frames(f, 0, 0);
+      "ptyko::frame_stats::sum_max", Kokkos::RangePolicy<ExecSpace>(space, 0, int(frames.extent(0))),
+      KOKKOS_LAMBDA(int f) {
+        auto const* p = &frames(f, 0, 0);
         double sum = 0;
         float max = 0;
         for (std::size_t k = 0; k < pixels; ++k) {
-          sum += double(p[k]);
-          max = p[k] > max ? p[k] : max;
+          float const v = float(p[k]);
+          sum += double(v);
+          max = v > max ? v : max;
         }
         out(f, 0) = sum;
         out(f, 1) = double(max);
       });
+}
+
+/// Number of values >= threshold. Blocking.
+template <class ExecSpace, class Frames>
+std::size_t count_at_least(ExecSpace const& space, Frames const& frames, float threshold) {
+  std::size_t count = 0;
+  auto const* v = frames.data();
+  Kokkos::parallel_reduce(
+      "ptyko::frame_stats::count_at_least", Kokkos::RangePolicy<ExecSpace>(space, 0, frames.span()),
+      KOKKOS_LAMBDA(std::size_t k, std::size_t & c) { c += float(v[k]) >= threshold ? 1 : 0; }, count);
+  return count;
+}
+
+/// A new stack of the frames src(idx(f)). Non-blocking.
+template <class ExecSpace, class Frames, class Index>
+Frames gather_frames(ExecSpace const& space, Frames const& src, Index const& idx) {
+  int const k = int(idx.extent(0)), D = int(src.extent(1));
+  Frames dst(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LocalData::frames"), k, D, D);
+  Kokkos::parallel_for(
+      "ptyko::select_frames::frames", Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(k) * D * D),
+      KOKKOS_LAMBDA(std::size_t q) {
+        FrameIndex const at = frame_index(q, D);
+        dst(at.b, at.i, at.j) = src(idx(at.b), at.i, at.j);
+      });
+  return dst;
+}
+
+}  // namespace impl
+
+template <class T, class ExecSpace>
+FrameStats frame_stats(ExecSpace const& space, LocalData<T, ExecSpace> const& data) {
+  using Mem = typename ExecSpace::memory_space;
+  ScopedRegion region("ptyko::frame_stats");
+  int const n = data.local_frames();
+  Kokkos::View<double* [2], Kokkos::LayoutRight, Mem> out(Kokkos::view_alloc(space, "ptyko::frame_stats::out"), n);
+  data.frames.visit([&](auto const& frames) { impl::frame_sum_max(space, frames, out); });
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);  // device -> host: n x 2 totals
   FrameStats stats;
   stats.counts.resize(std::size_t(n));
@@ -38,12 +76,7 @@ FrameStats frame_stats(ExecSpace const& space, LocalData<T, ExecSpace> const& da
 
 template <class T, class ExecSpace>
 std::size_t count_pixels_at_least(ExecSpace const& space, LocalData<T, ExecSpace> const& data, float threshold) {
-  auto frames = data.frames;
-  std::size_t count = 0;
-  Kokkos::parallel_reduce(
-      "ptyko::frame_stats::count_at_least", Kokkos::RangePolicy<ExecSpace>(space, 0, frames.span()),
-      KOKKOS_LAMBDA(std::size_t k, std::size_t & c) { c += frames.data()[k] >= threshold ? 1 : 0; }, count);
-  return count;
+  return data.frames.visit([&](auto const& frames) { return impl::count_at_least(space, frames, threshold); });
 }
 
 double data_type_ceiling(std::string const& t) {
@@ -62,13 +95,11 @@ LocalData<T, ExecSpace> select_frames(ExecSpace const& space, LocalData<T, ExecS
                                       std::size_t global_frames) {
   using Mem = typename ExecSpace::memory_space;
   PTYKO_ASSERT(keep.size() == new_ids.size(), keep.size(), " frames kept but ", new_ids.size(), " ids");
-  int const k = int(keep.size()), D = data.detector();
+  int const k = int(keep.size());
   LocalData<T, ExecSpace> out;
   out.mask = data.mask;
   out.frame_ids = new_ids;
   out.global_frames = global_frames;
-  out.frames = RealView3<float, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LocalData::frames"),
-                                     k, D, D);
   out.positions =
       PositionView<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LocalData::positions"), k);
   IndexView<Mem> idx(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::select_frames::keep"), k);
@@ -78,15 +109,7 @@ LocalData<T, ExecSpace> select_frames(ExecSpace const& space, LocalData<T, ExecS
     h_idx(f) = keep[f];
   }
   Kokkos::deep_copy(space, idx, h_idx);  // host -> device: kept frame indices, once
-  auto src = data.frames;
-  auto dst = out.frames;
-  std::size_t const pixels = std::size_t(D) * D;
-  Kokkos::parallel_for(
-      "ptyko::select_frames::frames", Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(k) * pixels),
-      KOKKOS_LAMBDA(std::size_t q) {
-        FrameIndex const at = frame_index(q, D);
-        dst(at.b, at.i, at.j) = src(idx(at.b), at.i, at.j);
-      });
+  data.frames.visit([&](auto const& src) { out.frames = FrameStack<Mem>(impl::gather_frames(space, src, idx)); });
   auto psrc = data.positions;
   auto pdst = out.positions;
   Kokkos::parallel_for(

@@ -13,13 +13,13 @@
 
 namespace ptyko {
 
-template <class T, class ExecSpace>
-std::pair<std::vector<double>, double> mean_pattern(ExecSpace const& space, LocalData<T, ExecSpace> const& data,
-                                                    Sync<T, ExecSpace>& sync) {
-  using Mem = typename ExecSpace::memory_space;
-  int const n = data.local_frames(), D = data.detector();
-  Kokkos::View<double**, Kokkos::LayoutRight, Mem> sum(Kokkos::view_alloc(space, "ptyko::mean_pattern"), D, D);
-  auto frames = data.frames;
+namespace impl {
+/// sum(i, j) = sum over the first n frames of frames(f, i, j). Non-blocking.
+/// (A named function: nvcc allows no device lambda inside FrameStack::visit's
+/// generic lambda.)
+template <class ExecSpace, class Frames, class Sum>
+void sum_frames(ExecSpace const& space, Frames const& frames, int n, Sum const& sum) {
+  int const D = int(sum.extent(0));
   Kokkos::parallel_for(
       "ptyko::mean_pattern", Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(D) * D),
       KOKKOS_LAMBDA(std::size_t k) {
@@ -28,6 +28,16 @@ std::pair<std::vector<double>, double> mean_pattern(ExecSpace const& space, Loca
         for (int f = 0; f < n; ++f) s += double(frames(f, i, j));
         sum(i, j) = s;
       });
+}
+}  // namespace impl
+
+template <class T, class ExecSpace>
+std::pair<std::vector<double>, double> mean_pattern(ExecSpace const& space, LocalData<T, ExecSpace> const& data,
+                                                    Sync<T, ExecSpace>& sync) {
+  using Mem = typename ExecSpace::memory_space;
+  int const n = data.local_frames(), D = data.detector();
+  Kokkos::View<double**, Kokkos::LayoutRight, Mem> sum(Kokkos::view_alloc(space, "ptyko::mean_pattern"), D, D);
+  data.frames.visit([&](auto const& frames) { impl::sum_frames(space, frames, n, sum); });
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sum);  // device -> host: D x D pattern sum
   std::vector<double> pattern(h.data(), h.data() + h.span());
   sync.sum(pattern.data(), int(pattern.size()));

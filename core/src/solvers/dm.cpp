@@ -123,10 +123,10 @@ struct PowerBound {
 };
 
 /// What power_bound_projection works on (captured whole by its kernels).
-template <class T, class Mem>
+template <class T, class Mem, class DataView>
 struct PowerBoundInput {
   ComplexView4<T, Mem> F;    ///< far fields (B, M, D, D), changed in place
-  RealView3<float, Mem> d;   ///< measured frames
+  DataView d;                ///< measured frames (uint16 counts or float)
   IndexView<Mem> idx;        ///< frame of each b
   MaskView<Mem> msk;         ///< empty: every pixel measured
   int measured;              ///< measured pixels per frame
@@ -141,9 +141,9 @@ struct PowerBoundInput {
 /// power_bound_projection on host spaces: one frame per work item walking
 /// its rows over row pointers, in chunks of columns with local arrays
 /// (element-wise loops that vectorise; the error is summed lane by lane).
-template <class T, class ExecSpace>
+template <class T, class ExecSpace, class DataView>
 double power_bound_projection_rows(ExecSpace const& space, int B,
-                                   PowerBoundInput<T, typename ExecSpace::memory_space> const& in) {
+                                   PowerBoundInput<T, typename ExecSpace::memory_space, DataView> const& in) {
   int const M = int(in.F.extent(1)), D = int(in.F.extent(2));
   double cost = 0;
   Kokkos::parallel_reduce(
@@ -154,7 +154,7 @@ double power_bound_projection_rows(ExecSpace const& space, int B,
         double lane[chunk] = {};
         T I[chunk];
         for (int i = 0; i < D; ++i) {
-          float const* meas = &in.d(frame, i, 0);
+          auto const* meas = &in.d(frame, i, 0);
           for (int c0 = 0; c0 < D; c0 += chunk) {
             int const n = D - c0 < chunk ? D - c0 : chunk;
             chunk_intensity(in.F, b, i, c0, n, M, I);
@@ -168,7 +168,7 @@ double power_bound_projection_rows(ExecSpace const& space, int B,
         for (int k = 0; k < chunk; ++k) sum += lane[k];
         PowerBound<T> const bound = in.bound(sum);
         for (int i = 0; i < D; ++i) {
-          float const* meas = &in.d(frame, i, 0);
+          auto const* meas = &in.d(frame, i, 0);
           for (int c0 = 0; c0 < D; c0 += chunk) {
             int const n = D - c0 < chunk ? D - c0 : chunk;
             T factor[chunk];
@@ -187,9 +187,9 @@ double power_bound_projection_rows(ExecSpace const& space, int B,
 }
 
 /// power_bound_projection on device spaces: one team per frame.
-template <class T, class ExecSpace>
+template <class T, class ExecSpace, class DataView>
 double power_bound_projection_teams(ExecSpace const& space, int B,
-                                    PowerBoundInput<T, typename ExecSpace::memory_space> const& in) {
+                                    PowerBoundInput<T, typename ExecSpace::memory_space, DataView> const& in) {
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   using Member = typename Policy::member_type;
   int const M = int(in.F.extent(1)), D = int(in.F.extent(2));
@@ -233,15 +233,14 @@ double power_bound_projection_teams(ExecSpace const& space, int B,
 /// that follows, as in modulus_projection). Masked pixels keep the model
 /// value; `measured` is the number of unmasked pixels. Returns the Gaussian
 /// cost of the Psi it received (blocking).
-template <class T, class ExecSpace>
+template <class T, class ExecSpace, class DataView>
 double power_bound_projection(ExecSpace const& space, int B,
-                              ComplexView4<T, typename ExecSpace::memory_space> const& Psi,
-                              RealView3<float, typename ExecSpace::memory_space> const& data,
+                              ComplexView4<T, typename ExecSpace::memory_space> const& Psi, DataView const& data,
                               IndexView<typename ExecSpace::memory_space> const& indices,
                               MaskView<typename ExecSpace::memory_space> const& mask, int measured,
                               double pbound, T eps, T out_scale) {
-  PowerBoundInput<T, typename ExecSpace::memory_space> const in{Psi, data, indices, mask, measured, pbound, eps,
-                                                               out_scale};
+  PowerBoundInput<T, typename ExecSpace::memory_space, DataView> const in{Psi,    data,   indices, mask,
+                                                                         measured, pbound, eps,     out_scale};
   if constexpr (is_host_space_v<ExecSpace>)
     return power_bound_projection_rows<T>(space, B, in);
   else
@@ -261,9 +260,8 @@ int measured_pixels(ExecSpace const& space, MaskView<typename ExecSpace::memory_
 }
 
 /// The largest total of measured counts in one frame of `data`. Blocking.
-template <class ExecSpace>
-double max_frame_counts(ExecSpace const& space, RealView3<float, typename ExecSpace::memory_space> const& data,
-                        MaskView<typename ExecSpace::memory_space> const& mask) {
+template <class ExecSpace, class DataView>
+double max_frame_counts(ExecSpace const& space, DataView const& data, MaskView<typename ExecSpace::memory_space> const& mask) {
   int const n = int(data.extent(0)), D = int(data.extent(1));
   bool const has_mask = mask.extent(0) > 0;
   auto d = data;
@@ -340,7 +338,8 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
     if (m_pbound < 0) {  // first epoch: the bound from the brightest frame of all ranks
       double const relax = std::max(0.0, m_options.fourier_relax);
       double const D = data.detector();
-      double const brightest = sync.max(max_frame_counts(space, data.frames, data.mask));
+      double const brightest =
+          sync.max(data.frames.visit([&](auto const& frames) { return max_frame_counts(space, frames, data.mask); }));
       m_pbound = 0.25 * relax * relax * brightest / (D * D);
       m_measured = measured_pixels(space, data.mask, data.detector());
     }
@@ -353,7 +352,9 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
       auto waves = Kokkos::subview(m_waves, std::make_pair(0, B), Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
       if (measure) {  // the model's own cost: one extra FFT per frame
         m_model->far_field(space, state.object, state.probe, data.positions, idx, m_waves);
-        cost += data_cost(space, NoiseModel::gaussian, B, m_waves, data.frames, idx, data.mask, T(1e-6));
+        cost += data.frames.visit([&](auto const& frames) {
+          return data_cost(space, NoiseModel::gaussian, B, m_waves, frames, idx, data.mask, T(1e-6));
+        });
       } else {
         extract_patches(space, state.object, data.positions, idx, m_model->patches());
       }
@@ -361,11 +362,11 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
       T const inv_d = T(1) / T(data.detector());
       reflect_exit_waves<T>(space, B, state.probe, m_model->patches(), psi_of(c), m_waves, inv_d);
       m_model->fft().forward(space, waves, waves, FFTNorm::none);
-      double const fourier_error =
-          m_pbound > 0
-              ? power_bound_projection<T>(space, B, m_waves, data.frames, idx, data.mask, m_measured, m_pbound,
-                                          T(1e-6), inv_d)
-              : modulus_projection(space, B, m_waves, data.frames, idx, data.mask, T(1e-6), inv_d);
+      double const fourier_error = data.frames.visit([&](auto const& frames) {
+        return m_pbound > 0 ? power_bound_projection<T>(space, B, m_waves, frames, idx, data.mask, m_measured,
+                                                        m_pbound, T(1e-6), inv_d)
+                            : modulus_projection(space, B, m_waves, frames, idx, data.mask, T(1e-6), inv_d);
+      });
       if (!m_options.cost_every) cost += fourier_error;
       m_model->fft().inverse(space, waves, waves, FFTNorm::none);
       update_exit_waves<T>(space, B, state.probe, m_model->patches(), m_waves, psi_of(c), beta);

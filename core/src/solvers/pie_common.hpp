@@ -26,8 +26,9 @@ double exit_wave_update(ExecSpace const& space, ForwardModel<T, ExecSpace> const
   auto batch = Kokkos::subview(waves, std::make_pair(0, B), Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
   // The inverse FFT's 1/D is folded into the direction kernel.
   T const inv_d = T(1) / T(data.detector());
-  double const cost = cost_descent_direction(space, noise, B, waves, data.frames, idx, data.mask,
-                                             T(1e-6), inv_d);
+  double const cost = data.frames.visit([&](auto const& frames) {
+    return cost_descent_direction(space, noise, B, waves, frames, idx, data.mask, T(1e-6), inv_d);
+  });
   model.fft().inverse(space, batch, batch, FFTNorm::none);
   return cost;
 }

@@ -6,6 +6,7 @@
 //    checkpoint must keep.
 // Both live in the memory space of the execution space the solvers run on.
 
+#include <ptyko/core/frame_stack.hpp>
 #include <ptyko/kernels/types.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -20,8 +21,9 @@ namespace ptyko {
 template <class T, class ExecSpace>
 struct LocalData {
   using memory_space = typename ExecSpace::memory_space;
-  /// (n, D, D) measured intensities, zero frequency at [0][0].
-  RealView3<float, memory_space> frames;
+  /// (n, D, D) measured intensities, zero frequency at [0][0], as uint16
+  /// counts or float32 (FrameStack).
+  FrameStack<memory_space> frames;
   /// (n, 2) probe centres (y, x) in pixels of this rank's object tile.
   PositionView<T, memory_space> positions;
   /// Global object pixel of the tile's pixel (0, 0): positions are relative to it.
