@@ -24,6 +24,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 
 namespace {
 
@@ -302,16 +303,24 @@ TEST(Neighbor, ApproximateConsensusConvergesWithoutSeams) {
 }
 
 // Expects frame f of `data` to be frame ids[f] of the file, un-shifted.
+// Frames that are all counts (integers in [0, 65535]) are held as uint16.
 template <class Data>
-void expect_frames_of(Data const& data, ScanLayout const& layout, std::vector<std::size_t> const& ids) {
+void expect_frames_of(Data const& data, ScanLayout const& layout, std::vector<std::size_t> const& ids,
+                      bool counts = true) {
   EXPECT_EQ(data.frame_ids, ids);
-  auto frames = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), data.frames);
+  EXPECT_EQ(data.frames.is_counts(), counts) << data.frames.type_name();
+  std::vector<float> const frames = data.frames.visit([](auto const& v) {
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);  // device -> host: the frames
+    return std::vector<float>(h.data(), h.data() + h.span());
+  });
   int const D = layout.info.ny;
+  std::size_t const pixels = std::size_t(D) * D;
+  ASSERT_EQ(frames.size(), ids.size() * pixels);
   for (std::size_t f = 0; f < ids.size(); ++f) {
     HostFrames one = cxi_read_frames(layout.info, {ids[f]});
-    std::vector<float> corner(std::size_t(D) * D);
+    std::vector<float> corner(pixels);
     ifftshift2(one.data(), corner.data(), D, D);
-    EXPECT_EQ(0, std::memcmp(corner.data(), &frames(f, 0, 0), corner.size() * sizeof(float))) << "frame " << f;
+    EXPECT_EQ(0, std::memcmp(corner.data(), &frames[f * pixels], pixels * sizeof(float))) << "frame " << f;
   }
 }
 
@@ -330,23 +339,49 @@ TEST(Reading, EachRankReadsExactlyItsFrames) {
 }
 
 // Frames are loaded in chunks of 512: an unordered list of 1100 frames
-// crosses two chunk boundaries and ends in a partial chunk.
-TEST(Reading, ChunkedLoadKeepsEveryFrame) {
+// crosses two chunk boundaries and ends in a partial chunk. `edit` changes
+// the simulated file before it is written.
+void expect_chunked_load(std::string const& name, std::function<void(CxiContents&)> const& edit, bool counts) {
   Exec space;
   auto comm = Communicator::world();
-  std::string const path = test::temp_path("chunks_" + std::to_string(comm.rank()) + ".cxi");
+  std::string const path = test::temp_path(name + "_" + std::to_string(comm.rank()) + ".cxi");
   SimulationOptions o;
   o.frames = 1200;
   o.detector = 16;
   o.modes = 1;
   o.seed = 5;
-  cxi_write(path, simulate(o));
+  o.photons = 2e4;  // below 65535 counts in any pixel of a 16 x 16 frame
+  CxiContents c = simulate(o);
+  edit(c);
+  cxi_write(path, c);
   ScanLayout const layout = read_scan_layout(path, {});
   std::vector<std::size_t> ids;
   for (std::size_t k = 0; k < 1100; ++k) ids.push_back((k * 7) % 1200);  // unordered, distinct
   auto data = load_local_data<float, Exec>(space, layout, ids, 0, 0, layout.grid.height, layout.grid.width, {});
-  expect_frames_of(data, layout, ids);
+  expect_frames_of(data, layout, ids, counts);
   std::filesystem::remove(path);
+}
+
+TEST(Reading, ChunkedLoadKeepsEveryFrame) {
+  expect_chunked_load("chunks", [](CxiContents&) {}, true);
+}
+
+// A value that is not a count in the second chunk (local frame 600 is file
+// frame 600): the counts loaded so far are widened to float32 and the rest
+// is read as float32, every value exact.
+TEST(Reading, NonCountValueInALaterChunkWidensToFloat) {
+  expect_chunked_load(
+      "widen_fraction",
+      [](CxiContents& c) {
+        c.integer_frames = false;
+        c.frames(600, 3, 4) = 0.5f;
+      },
+      false);
+}
+
+// A count above 65535 in the first chunk: float32 from the start.
+TEST(Reading, CountAboveSixteenBitsLoadsAsFloat) {
+  expect_chunked_load("widen_large", [](CxiContents& c) { c.frames(7, 8, 8) = 70000.f; }, false);
 }
 
 }  // namespace
