@@ -59,6 +59,8 @@ struct ModelInput {
   /// Mean over the global batches of A_b, the pixels of the tiles (32 x 32)
   /// the batch's footprints touch; 0: estimated (batch_tile_pixels()).
   double batch_tiles_pixels = 0;
+  /// Bytes per stored frame pixel: 2 for counts (uint16, FrameStack), 4 for float32.
+  int frame_bytes = 2;
 };
 
 /// A_b: the given mean, else the estimate of the header comment.
@@ -155,7 +157,7 @@ inline ModelResult model(ModelInput const& in, std::string const& strategy, doub
   double const n = in.frames / P;
   // A rank holds about batch / P positions of each (sparse) global batch.
   double const b = std::min<double>(std::ceil(double(in.batch) / P), n);
-  double mem = 2 * s * At + 3 * s * At + 4 * n * D2 + (2 * M + 3) * 2 * s * b * D2;
+  double mem = 2 * s * At + 3 * s * At + in.frame_bytes * n * D2 + (2 * M + 3) * 2 * s * b * D2;
   if (is_projection(in.solver)) mem += 2 * s * M * n * D2;
   if (!full) mem += s * At * (in.sync_every > 1 ? 2 : 1) + 2 * 3 * s * overlap_area;
   out.memory = mem;

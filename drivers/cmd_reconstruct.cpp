@@ -425,15 +425,19 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
     state.tile_y = dec.tile_y;
     state.tile_x = dec.tile_x;
   }
+  // How the frames are held (uint16 counts unless some rank's are not counts).
+  double all_counts = data.frames.is_counts() ? 1.0 : 0.0;
+  comm.allreduce(&all_counts, 1, Datatype::float64, ReduceOp::min);
   Reconstruction<T, Exec> rec(space, std::move(data), std::move(state), resolved, *strategy, positions);
   SolverOptions const& opts = rec.options();
   RunConfig ran = resolved_config(cfg, opts, input, job.output);
   ran.solver.modes = rec.state().modes();
   comm.take_bytes_moved();  // the set-up's traffic is not the first epoch's
 
-  log.info(fmt::format("reconstruct: {} frames of {}x{} from {}, {} on {} rank(s) ({}), {} precision, {} mode(s)",
-                       kept.size(), layout.info.ny, layout.info.nx, input, opts.solver, comm.size(), strategy->name(),
-                       sizeof(T) == 4 ? "single" : "double", rec.state().modes()));
+  log.info(fmt::format("reconstruct: {} frames of {}x{} ({}) from {}, {} on {} rank(s) ({}), {} precision, {} mode(s)",
+                       kept.size(), layout.info.ny, layout.info.nx, all_counts > 0 ? "uint16 counts" : "float32",
+                       input, opts.solver, comm.size(), strategy->name(), sizeof(T) == 4 ? "single" : "double",
+                       rec.state().modes()));
   log.info(fmt::format("reconstruct: object {} x {} pixels of {:.4g} m, batch size {} ({}), noise {}",
                        layout.grid.height, layout.grid.width, layout.grid.pixel_size_x, opts.batch_size,
                        to_string(opts.batching), opts.noise == NoiseModel::gaussian ? "gaussian" : "poisson"));
