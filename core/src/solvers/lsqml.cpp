@@ -168,6 +168,7 @@ class LSQML final : public Solver<T, ExecSpace> {
     int const batch = std::max(1, max_local_batch);
     int const H = int(state.object.extent(0)), W = int(state.object.extent(1));
     m_model = std::make_unique<ForwardModel<T, ExecSpace>>(space, batch, M, D, plan_effort(options.fft_planner, D));
+    m_chunk = pipeline_chunk<T>(space, D, M, batch);
     m_waves = ComplexView4<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LSQML::chi"),
                                    batch, M, D, D);
     m_dir_patches = ComplexView3<T, Mem>(
@@ -193,10 +194,9 @@ class LSQML final : public Solver<T, ExecSpace> {
       auto const& tiles = batch->tiles;
       int const B = int(idx.extent(0));
       m_sums.begin_batch(space, tiles, update_probe);
-      if (B > 0) {
-        cost += exit_wave_update(space, *m_model, data, state, idx, m_options.noise, m_waves);
-        m_sums.accumulate(space, state.probe, m_model->patches(), data.positions, idx, m_waves, update_probe);
-      }
+      // The step sums below read every position's waves and patches again.
+      cost += gradient_sums(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches(), m_sums,
+                            update_probe, m_chunk, /*keep=*/true);
       auto maxima = m_sums.reduce(space, sync, update_probe);
       // Search directions, in place of the sums.
       precondition_direction(space, tiles, m_sums.obj_num, all ? m_all.obj_w : m_sums.obj_w, m_options.alpha,
@@ -260,6 +260,7 @@ class LSQML final : public Solver<T, ExecSpace> {
   typename StepView::HostMirror m_step_host;
   UpdateSums<T, ExecSpace> m_sums, m_all;
   std::vector<IndexView<Mem>> m_chunks;
+  int m_chunk = 1;  ///< positions per pass of the pipeline
 };
 
 template <class T, class ExecSpace>

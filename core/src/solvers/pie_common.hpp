@@ -12,17 +12,36 @@
 
 namespace ptyko::impl {
 
+/// Positions that go through the per-position pipeline together (extract
+/// and exit waves, FFT, Fourier step, inverse FFT, adjoints and scatters).
+/// Host spaces: as many as fill about 1 MiB (one core's L2 cache) per
+/// thread with their waves, patches and products, at least one, so that
+/// these stay in cache from one kernel to the next instead of streaming
+/// through L3 (128 x 128, 2 modes, float: 2 positions; rPIE epoch -25 %,
+/// DM -30 %, docs/performance.md). Devices: the whole batch at once.
+template <class T, class ExecSpace>
+int pipeline_chunk(ExecSpace const& space, int D, int M, int batch) {
+  int chunk = batch;
+  if constexpr (is_host_space_v<ExecSpace>) {
+    double const per_position = double(M + 2) * D * D * sizeof(Complex<T>);
+    double const budget = double(1 << 20) * std::max(1, int(space.concurrency()));
+    chunk = std::min(batch, int(std::max(1.0, std::floor(budget / per_position))));
+  }
+  return std::max(1, chunk);
+}
+
 /// Computes, for the batch `idx`, the model far field and replaces it by the
 /// real-space exit-wave update direction delta = F^{-1}(-dL/dPsi*) (Gaussian:
-/// F^{-1}Psi' - psi; Poisson: F^{-1} Psi (d / I - 1)). The model keeps the
-/// patches S O. Returns the batch's cost (blocking).
+/// F^{-1}Psi' - psi; Poisson: F^{-1} Psi (d / I - 1)). The patches S O go to
+/// `patches`. Returns the batch's cost (blocking).
 template <class T, class ExecSpace>
 double exit_wave_update(ExecSpace const& space, ForwardModel<T, ExecSpace> const& model,
                         LocalData<T, ExecSpace> const& data, State<T, ExecSpace> const& state,
                         IndexView<typename ExecSpace::memory_space> const& idx, NoiseModel noise,
-                        ComplexView4<T, typename ExecSpace::memory_space> const& waves) {
+                        ComplexView4<T, typename ExecSpace::memory_space> const& waves,
+                        ComplexView3<T, typename ExecSpace::memory_space> const& patches) {
   int const B = int(idx.extent(0));
-  model.far_field(space, state.object, state.probe, data.positions, idx, waves);
+  model.far_field(space, state.object, state.probe, data.positions, idx, waves, patches);
   auto batch = Kokkos::subview(waves, std::make_pair(0, B), Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
   // The inverse FFT's 1/D is folded into the direction kernel.
   T const inv_d = T(1) / T(data.detector());
@@ -30,6 +49,33 @@ double exit_wave_update(ExecSpace const& space, ForwardModel<T, ExecSpace> const
     return cost_descent_direction(space, noise, B, waves, frames, idx, data.mask, T(1e-6), inv_d);
   });
   model.fft().inverse(space, batch, batch, FFTNorm::none);
+  return cost;
+}
+
+/// The gradient sums of a batch: exit_wave_update and sums.accumulate over
+/// `idx` in chunks of `chunk` positions (pipeline_chunk). With `keep` every
+/// chunk's waves and patches stay in their batch slots (a solver that reads
+/// them again, LSQML); otherwise every chunk reuses the first slots, which
+/// are still in cache. Returns the batch's cost (blocking).
+template <class T, class ExecSpace>
+double gradient_sums(ExecSpace const& space, ForwardModel<T, ExecSpace> const& model,
+                     LocalData<T, ExecSpace> const& data, State<T, ExecSpace> const& state,
+                     IndexView<typename ExecSpace::memory_space> const& idx, NoiseModel noise,
+                     ComplexView4<T, typename ExecSpace::memory_space> const& waves,
+                     ComplexView3<T, typename ExecSpace::memory_space> const& patches, UpdateSums<T, ExecSpace>& sums,
+                     bool update_probe, int chunk, bool keep) {
+  using Mem = typename ExecSpace::memory_space;
+  int const B = int(idx.extent(0));
+  double cost = 0;
+  for (int first = 0; first < B; first += chunk) {
+    int const n = std::min(chunk, B - first), slot = keep ? first : 0;
+    IndexView<Mem> const part = Kokkos::subview(idx, std::make_pair(first, first + n));
+    auto const slots = std::make_pair(slot, slot + n);
+    ComplexView4<T, Mem> const w = Kokkos::subview(waves, slots, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
+    ComplexView3<T, Mem> const p = Kokkos::subview(patches, slots, Kokkos::ALL, Kokkos::ALL);
+    cost += exit_wave_update(space, model, data, state, part, noise, w, p);
+    sums.accumulate(space, state.probe, p, data.positions, part, w, update_probe);
+  }
   return cost;
 }
 

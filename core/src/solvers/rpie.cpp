@@ -25,6 +25,7 @@ class RPIE final : public Solver<T, ExecSpace> {
     int const M = state.modes(), D = data.detector();
     int const batch = std::max(1, max_local_batch);
     m_model = std::make_unique<ForwardModel<T, ExecSpace>>(space, batch, M, D, plan_effort(options.fft_planner, D));
+    m_chunk = pipeline_chunk<T>(space, D, M, batch);
     m_waves = ComplexView4<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::rPIE::waves"),
                                    batch, M, D, D);
     m_sums = UpdateSums<T, ExecSpace>(space, int(state.object.extent(0)), int(state.object.extent(1)), M, D, batch);
@@ -48,10 +49,8 @@ class RPIE final : public Solver<T, ExecSpace> {
       auto const& idx = batch->local;
       auto const& tiles = batch->tiles;
       m_sums.begin_batch(space, tiles, update_probe);
-      if (idx.extent(0) > 0) {
-        cost += exit_wave_update(space, *m_model, data, state, idx, m_options.noise, m_waves);
-        m_sums.accumulate(space, state.probe, m_model->patches(), data.positions, idx, m_waves, update_probe);
-      }
+      cost += gradient_sums(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches(), m_sums,
+                            update_probe, m_chunk, /*keep=*/false);
       auto maxima = m_sums.reduce(space, sync, update_probe);
       bool const all = m_options.illumination == IlluminationNorm::all;
       apply_preconditioned_update(space, tiles, state.object, m_sums.obj_num, all ? m_all.obj_w : m_sums.obj_w,
@@ -74,6 +73,7 @@ class RPIE final : public Solver<T, ExecSpace> {
   ComplexView4<T, Mem> m_waves;
   UpdateSums<T, ExecSpace> m_sums, m_all;
   std::vector<IndexView<Mem>> m_chunks;
+  int m_chunk = 1;  ///< positions per pass of the pipeline
 };
 
 template <class T, class ExecSpace>

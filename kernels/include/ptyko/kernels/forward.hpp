@@ -55,10 +55,19 @@ class ForwardModel {
   /// Psi = A(O, P) for the batch; also keeps the patches. Non-blocking.
   void far_field(ExecSpace const& space, Object const& object, Probe const& probe,
                  Positions const& positions, Indices const& indices, Waves const& Psi) const {
+    far_field(space, object, probe, positions, indices, Psi, m_patches);
+  }
+
+  /// The same, keeping the patches in `patches_out` (at least B slots)
+  /// instead of patches(). Non-blocking.
+  void far_field(ExecSpace const& space, Object const& object, Probe const& probe,
+                 Positions const& positions, Indices const& indices, Waves const& Psi,
+                 Patches const& patches_out) const {
     ScopedRegion region("ptyko::ForwardModel::far_field");
     int const B = check_batch(indices, Psi);
+    PTYKO_ASSERT(int(patches_out.extent(0)) >= B, "patch buffer of ", patches_out.extent(0), " for ", B, " positions");
     // The orthonormal 1/D is applied while forming the exit waves.
-    extract_exit_waves(space, object, positions, indices, probe, m_patches, Psi, T(1) / T(m_D));
+    extract_exit_waves(space, object, positions, indices, probe, patches_out, Psi, T(1) / T(m_D));
     m_fft.forward(space, batch_of(Psi, B), batch_of(Psi, B), FFTNorm::none);
   }
 
