@@ -140,43 +140,64 @@ struct PowerBoundInput {
 
 /// power_bound_projection on host spaces: one frame per work item walking
 /// its rows over row pointers, in chunks of columns with local arrays
-/// (element-wise loops that vectorise; the error is summed lane by lane).
+/// (element-wise loops that vectorise). The error is summed in float lanes
+/// along a row and in double over the rows (a fixed order).
 template <class T, class ExecSpace, class DataView>
 double power_bound_projection_rows(ExecSpace const& space, int B,
                                    PowerBoundInput<T, typename ExecSpace::memory_space, DataView> const& in) {
   int const M = int(in.F.extent(1)), D = int(in.F.extent(2));
+  bool const has_mask = in.msk.extent(0) > 0;
   double cost = 0;
   Kokkos::parallel_reduce(
       "ptyko::DM::power_bound_projection", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, B),
       KOKKOS_LAMBDA(int b, double& acc) {
         constexpr int chunk = 16;
         int const frame = in.idx(b);
-        double lane[chunk] = {};
+        double sum = 0;
         T I[chunk];
         for (int i = 0; i < D; ++i) {
           auto const* meas = &in.d(frame, i, 0);
+          std::uint8_t const* measured = has_mask ? &in.msk(i, 0) : nullptr;
+          T lane[chunk] = {};
           for (int c0 = 0; c0 < D; c0 += chunk) {
             int const n = D - c0 < chunk ? D - c0 : chunk;
             chunk_intensity(in.F, b, i, c0, n, M, I);
+            T dev2[chunk];
             for (int k = 0; k < n; ++k) {
               T const dev = math::sqrt(I[k]) - math::sqrt(T(meas[c0 + k]));
-              lane[k] += in.is_measured(i, c0 + k) ? double(dev * dev) : 0.0;
+              dev2[k] = dev * dev;
             }
+            if (measured != nullptr)
+              for (int k = 0; k < n; ++k) dev2[k] = measured[c0 + k] != 0 ? dev2[k] : T(0);
+            for (int k = 0; k < n; ++k) lane[k] += dev2[k];
           }
+          T row = 0;
+          for (int k = 0; k < chunk; ++k) row += lane[k];
+          sum += double(row);
         }
-        double sum = 0;
-        for (int k = 0; k < chunk; ++k) sum += lane[k];
         PowerBound<T> const bound = in.bound(sum);
-        for (int i = 0; i < D; ++i) {
-          auto const* meas = &in.d(frame, i, 0);
-          for (int c0 = 0; c0 < D; c0 += chunk) {
-            int const n = D - c0 < chunk ? D - c0 : chunk;
-            T factor[chunk];
-            chunk_intensity(in.F, b, i, c0, n, M, I);
-            for (int k = 0; k < n; ++k) factor[k] = bound.factor(I[k], T(meas[c0 + k]), in.is_measured(i, c0 + k));
-            for (int m = 0; m < M; ++m) {
-              Complex<T>* f = &in.F(b, m, i, c0);
-              for (int k = 0; k < n; ++k) f[k] *= factor[k];
+        if (!bound.project) {
+          // Within the bound: Psi only takes the output scale.
+          for (int m = 0; m < M; ++m)
+            for (int i = 0; i < D; ++i) {
+              Complex<T>* f = &in.F(b, m, i, 0);
+              for (int j = 0; j < D; ++j) f[j] *= bound.out_scale;
+            }
+        } else {
+          for (int i = 0; i < D; ++i) {
+            auto const* meas = &in.d(frame, i, 0);
+            std::uint8_t const* measured = has_mask ? &in.msk(i, 0) : nullptr;
+            for (int c0 = 0; c0 < D; c0 += chunk) {
+              int const n = D - c0 < chunk ? D - c0 : chunk;
+              T factor[chunk];
+              chunk_intensity(in.F, b, i, c0, n, M, I);
+              for (int k = 0; k < n; ++k) factor[k] = bound.factor(I[k], T(meas[c0 + k]), true);
+              if (measured != nullptr)
+                for (int k = 0; k < n; ++k) factor[k] = measured[c0 + k] != 0 ? factor[k] : bound.out_scale;
+              for (int m = 0; m < M; ++m) {
+                Complex<T>* f = &in.F(b, m, i, c0);
+                for (int k = 0; k < n; ++k) f[k] *= factor[k];
+              }
             }
           }
         }
@@ -294,7 +315,10 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
              SolverOptions const& options, int max_local_batch) override {
     m_options = options;
     int const M = state.modes(), D = data.detector(), n = data.local_frames();
-    int const chunk = std::max(1, std::min(std::max(1, n), max_local_batch));
+    // Chunks of the pipeline's size: the sums and the Fourier step run chunk
+    // by chunk and keep a chunk's buffers in cache (pipeline_chunk).
+    int const chunk = std::min(std::max(1, std::min(std::max(1, n), max_local_batch)),
+                               pipeline_chunk<T>(space, D, M, std::max(1, max_local_batch)));
     int const H = int(state.object.extent(0)), W = int(state.object.extent(1));
     m_model = std::make_unique<ForwardModel<T, ExecSpace>>(space, chunk, M, D, plan_effort(options.fft_planner, D));
     m_waves = Waves(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::DM::waves"), chunk, M, D, D);
