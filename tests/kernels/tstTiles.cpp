@@ -140,6 +140,8 @@ TYPED_TEST(Tiles, TiledPassesMatchWholeObjectPasses) {
 
   double const w_max = max_value(space, w);
   EXPECT_GT(w_max, 0.0);
+  auto hw0 = test::host_copy(w);
+  EXPECT_EQ(w_max, double(*std::max_element(hw0.data(), hw0.data() + hw0.span())));
   EXPECT_EQ(max_over_tiles(space, tiles, w), w_max);
 
   apply_preconditioned_update(space, obj_flat, num, w, 0.3, w_max, 0.7);
@@ -182,6 +184,26 @@ TYPED_TEST(Tiles, TiledPassesMatchWholeObjectPasses) {
   EXPECT_EQ(max_over_tiles(space, none, w), 0.0);
   add_scaled(space, none, obj_tiled, num, 1.0);
   EXPECT_EQ(max_abs_diff(obj_tiled, h), 0.0);
+}
+
+// max_value over flat Views of non-negative values: the largest element
+// wherever it sits (first, inside, last of a length that is no multiple of
+// the vector width), tiny and huge values, all zeros.
+TYPED_TEST(Tiles, MaxValueFindsTheLargestElement) {
+  using T = TypeParam;
+  ExecSpace space;
+  std::size_t const n = 10007;
+  RealView1<T, MemSpace> v("v", n);
+  for (std::size_t where : {std::size_t(0), std::size_t(4321), n - 1}) {
+    auto h = Kokkos::create_mirror_view(v);
+    for (std::size_t k = 0; k < n; ++k) h(k) = T(1e-30) * T(k % 97);  // small, some exact zeros
+    h(where) = T(3.5e20);
+    h((where + 1) % n) = T(3.4e20);
+    Kokkos::deep_copy(v, h);
+    EXPECT_EQ(max_value(space, v), double(T(3.5e20))) << "maximum at " << where;
+  }
+  Kokkos::deep_copy(v, T(0));
+  EXPECT_EQ(max_value(space, v), 0.0);
 }
 
 }  // namespace

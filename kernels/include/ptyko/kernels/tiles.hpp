@@ -6,6 +6,7 @@
 // whole object: their cost follows the batch, not the scan.
 
 #include <ptyko/kernels/compat.hpp>
+#include <ptyko/kernels/frame_loop.hpp>
 #include <ptyko/kernels/types.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -136,8 +137,6 @@ double max_over_tiles(ExecSpace const& space, TileList<typename ExecSpace::memor
                       View const& v) {
   using V = typename View::non_const_value_type;
   if (tiles.extent(0) == 0) return 0.0;
-  // The span's maximum, lane by lane over chunks of 16 columns (an
-  // element-wise loop that vectorises), then over the lanes.
   auto const a = v;
   V result = 0;
   int const H = int(v.extent(0)), W = int(v.extent(1));
@@ -148,14 +147,7 @@ double max_over_tiles(ExecSpace const& space, TileList<typename ExecSpace::memor
         int const k = r / tile_edge, y = t(k, 0) + (r - k * tile_edge), x0 = t(k, 1);
         if (y >= H) return;
         int const x1 = x0 + tile_edge < W ? x0 + tile_edge : W;
-        V const* row = &a(y, 0);
-        constexpr int lanes = 16;
-        V lane[lanes] = {};
-        int x = x0;
-        for (; x + lanes <= x1; x += lanes)
-          for (int l = 0; l < lanes; ++l) lane[l] = row[x + l] > lane[l] ? row[x + l] : lane[l];
-        for (; x < x1; ++x) lane[0] = row[x] > lane[0] ? row[x] : lane[0];
-        for (int l = 0; l < lanes; ++l) m = lane[l] > m ? lane[l] : m;
+        m = max_nonnegative(&a(y, 0), std::size_t(x0), std::size_t(x1), m);
       },
       Kokkos::Max<V>(result));
   return std::max(0.0, double(result));

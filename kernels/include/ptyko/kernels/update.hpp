@@ -68,25 +68,16 @@ void add_patch_intensity(ExecSpace const& space, int B, ComplexView3<T, Mem> con
       });
 }
 
-/// Largest value of a real View of any rank (blocking: returns a host scalar).
+/// Largest value of a View of non-negative reals (weights) of any rank, 0
+/// when it is empty (blocking: returns a host scalar).
 template <class ExecSpace, class View>
 double max_value(ExecSpace const& space, View const& v) {
   using V = typename View::non_const_value_type;
   auto const* data = v.data();
   V result = 0;
-  // Lane by lane over the chunk (an element-wise loop that vectorises), then
-  // over the lanes.
   reduce_plane_spans(
-      space, "ptyko::max_value", 1, v.span(), KOKKOS_LAMBDA(int, std::size_t k0, std::size_t k1, V& m) {
-        constexpr int lanes = span_chunk_v<ExecSpace>;
-        V lane[lanes];
-        for (int l = 0; l < lanes; ++l) lane[l] = data[k0];
-        std::size_t k = k0;
-        for (; k + lanes <= k1; k += lanes)
-          for (int l = 0; l < lanes; ++l) lane[l] = data[k + l] > lane[l] ? data[k + l] : lane[l];
-        for (; k < k1; ++k) lane[0] = data[k] > lane[0] ? data[k] : lane[0];
-        for (int l = 0; l < lanes; ++l) m = lane[l] > m ? lane[l] : m;
-      },
+      space, "ptyko::max_value", 1, v.span(),
+      KOKKOS_LAMBDA(int, std::size_t k0, std::size_t k1, V& m) { m = max_nonnegative(data, k0, k1, m); },
       Kokkos::Max<V>(result));
   return double(result);
 }
