@@ -407,12 +407,13 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
   void overlap_object(ExecSpace const& space, typename Base::Data const& data, typename Base::St& state,
                       typename Base::SyncT& sync) {
     m_sums.zero(space, false);
+    m_sums.set_probe(space, state.probe);
     for (std::size_t c = 0; c < m_chunks.size(); ++c) {
       int const B = int(m_chunks[c].extent(0));
       probe_adjoint_product(space, B, state.probe, psi_of(c), m_model->patches());
       add_patches(space, Kokkos::subview(m_model->patches(), std::make_pair(0, B), Kokkos::ALL, Kokkos::ALL),
                   data.positions, m_chunks[c], m_sums.obj_num);
-      m_sums.add_illumination(space, state.probe, data.positions, m_chunks[c], m_sums.obj_w);
+      m_sums.add_illumination(space, data.positions, m_chunks[c], m_sums.obj_w);
     }
     sync.sum_object(space, m_sums.obj_num, m_sums.obj_w);
     double const w_max = sync.max(max_value(space, m_sums.obj_w));

@@ -67,6 +67,7 @@ double gradient_sums(ExecSpace const& space, ForwardModel<T, ExecSpace> const& m
   using Mem = typename ExecSpace::memory_space;
   int const B = int(idx.extent(0));
   double cost = 0;
+  if (B > 0) sums.set_probe(space, state.probe);
   for (int first = 0; first < B; first += chunk) {
     int const n = std::min(chunk, B - first), slot = keep ? first : 0;
     IndexView<Mem> const part = Kokkos::subview(idx, std::make_pair(first, first + n));
@@ -89,8 +90,9 @@ std::array<double, 2> all_positions_weights(ExecSpace const& space, ForwardModel
                                             std::vector<IndexView<typename ExecSpace::memory_space>> const& chunks,
                                             UpdateSums<T, ExecSpace>& sums, Sync<T, ExecSpace>& sync) {
   sums.zero(space, true);
+  sums.set_probe(space, state.probe);
   for (auto const& idx : chunks) {
-    sums.add_illumination(space, state.probe, data.positions, idx, sums.obj_w);
+    sums.add_illumination(space, data.positions, idx, sums.obj_w);
     extract_patches(space, state.object, data.positions, idx, model.patches());
     add_patch_intensity(space, int(idx.extent(0)), model.patches(), sums.probe_w);
   }

@@ -62,7 +62,15 @@ class UpdateSums {
     if (probe) zero_probe(space);
   }
 
-  /// Adds the batch's contributions; `patches` must hold S_b O of the batch.
+  /// Caches sum_m |P_m|^2 of `probe` for the illumination sums: call it
+  /// whenever the probe changed, before accumulate / add_illumination (once
+  /// per batch or pass, not per chunk of positions).
+  void set_probe(ExecSpace const& space, ComplexView3<T, Mem> const& probe) {
+    probe_intensity(space, probe, m_probe_int);
+  }
+
+  /// Adds the batch's contributions; `patches` must hold S_b O of the batch
+  /// and set_probe must have seen `probe`.
   void accumulate(ExecSpace const& space, ComplexView3<T, Mem> const& probe,
                   ComplexView3<T, Mem> const& patches, PositionView<T, Mem> const& positions,
                   IndexView<Mem> const& idx, ComplexView4<T, Mem> const& delta, bool probe_sums) {
@@ -71,23 +79,22 @@ class UpdateSums {
     probe_adjoint_product(space, B, probe, delta, m_products);
     add_patches(space, Kokkos::subview(m_products, std::make_pair(0, B), Kokkos::ALL, Kokkos::ALL),
                 positions, idx, obj_num);
-    add_illumination(space, probe, positions, idx, obj_w);
+    add_illumination(space, positions, idx, obj_w);
     if (probe_sums) {
       patch_adjoint_product(space, B, patches, delta, probe_num);
       add_patch_intensity(space, B, patches, probe_w);
     }
   }
 
-  /// obj_w += sum_b S_b^T sum_m |P_m|^2 for the positions `idx`.
-  void add_illumination(ExecSpace const& space, ComplexView3<T, Mem> const& probe,
-                        PositionView<T, Mem> const& positions, IndexView<Mem> const& idx,
+  /// target += sum_b S_b^T sum_m |P_m|^2 for the positions `idx`, with the
+  /// probe of the last set_probe.
+  void add_illumination(ExecSpace const& space, PositionView<T, Mem> const& positions, IndexView<Mem> const& idx,
                         RealView2<T, Mem> const& target) {
     int const B = int(idx.extent(0));
     if (B == 0) return;
-    probe_intensity(space, probe, m_probe_int);
     auto pint = m_probe_int;
     scatter_add_patches(
-        space, B, int(probe.extent(1)), positions, idx, target,
+        space, B, int(pint.extent(0)), positions, idx, target,
         KOKKOS_LAMBDA(int, int i) { return &pint(i, 0); }, "ptyko::UpdateSums::illumination");
   }
 
