@@ -318,7 +318,7 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
     // Chunks of the pipeline's size: the sums and the Fourier step run chunk
     // by chunk and keep a chunk's buffers in cache (pipeline_chunk).
     int const chunk = std::min(std::max(1, std::min(std::max(1, n), max_local_batch)),
-                               pipeline_chunk<T>(space, D, M, std::max(1, max_local_batch)));
+                               pipeline_chunk<T>(space, D, M, std::max(1, max_local_batch), options.pipeline_chunk));
     int const H = int(state.object.extent(0)), W = int(state.object.extent(1));
     m_model = std::make_unique<ForwardModel<T, ExecSpace>>(space, chunk, M, D, plan_effort(options.fft_planner, D));
     m_waves = Waves(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::DM::waves"), chunk, M, D, D);

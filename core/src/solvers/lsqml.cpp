@@ -168,7 +168,7 @@ class LSQML final : public Solver<T, ExecSpace> {
     int const batch = std::max(1, max_local_batch);
     int const H = int(state.object.extent(0)), W = int(state.object.extent(1));
     m_model = std::make_unique<ForwardModel<T, ExecSpace>>(space, batch, M, D, plan_effort(options.fft_planner, D));
-    m_chunk = pipeline_chunk<T>(space, D, M, batch);
+    m_chunk = pipeline_chunk<T>(space, D, M, batch, options.pipeline_chunk);
     m_waves = ComplexView4<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LSQML::chi"),
                                    batch, M, D, D);
     m_dir_patches = ComplexView3<T, Mem>(

@@ -19,10 +19,13 @@ namespace ptyko::impl {
 /// these stay in cache from one kernel to the next instead of streaming
 /// through L3 (128 x 128, 2 modes, float: 2 positions; rPIE epoch -25 %,
 /// DM -30 %, docs/performance.md). Devices: the whole batch at once.
+/// `requested` > 0 (SolverOptions::pipeline_chunk) overrides the choice.
 template <class T, class ExecSpace>
-int pipeline_chunk(ExecSpace const& space, int D, int M, int batch) {
+int pipeline_chunk(ExecSpace const& space, int D, int M, int batch, int requested = 0) {
   int chunk = batch;
-  if constexpr (is_host_space_v<ExecSpace>) {
+  if (requested > 0) {
+    chunk = std::min(batch, requested);
+  } else if constexpr (is_host_space_v<ExecSpace>) {
     double const per_position = double(M + 2) * D * D * sizeof(Complex<T>);
     double const budget = double(1 << 20) * std::max(1, int(space.concurrency()));
     chunk = std::min(batch, int(std::max(1.0, std::floor(budget / per_position))));

@@ -25,7 +25,7 @@ class RPIE final : public Solver<T, ExecSpace> {
     int const M = state.modes(), D = data.detector();
     int const batch = std::max(1, max_local_batch);
     m_model = std::make_unique<ForwardModel<T, ExecSpace>>(space, batch, M, D, plan_effort(options.fft_planner, D));
-    m_chunk = pipeline_chunk<T>(space, D, M, batch);
+    m_chunk = pipeline_chunk<T>(space, D, M, batch, options.pipeline_chunk);
     m_waves = ComplexView4<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::rPIE::waves"),
                                    batch, M, D, D);
     m_sums = UpdateSums<T, ExecSpace>(space, int(state.object.extent(0)), int(state.object.extent(1)), M, D, batch);

@@ -60,6 +60,10 @@ struct SolverOptions {
   double fourier_relax = -1;
   IlluminationNorm illumination = IlluminationNorm::batch;
   FFTPlanner fft_planner = FFTPlanner::automatic;
+  /// Positions per pass of the per-position pipeline (0: automatic, sized
+  /// for the cache on host spaces, the whole batch on devices). A tuning and
+  /// testing knob: it changes the speed, not the result (up to rounding).
+  int pipeline_chunk = 0;
 };
 
 /// Fills the "< 0 / 0 means default" fields of `o` for its solver and
