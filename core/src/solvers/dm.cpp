@@ -324,6 +324,10 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
     m_waves = Waves(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::DM::waves"), chunk, M, D, D);
     m_psi = Waves(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::DM::exit_waves"), n, M, D, D);
     m_sums = UpdateSums<T, ExecSpace>(space, H, W, M, D, chunk);
+    m_mix_dev = decltype(m_mix_dev)(Kokkos::view_alloc(space, "ptyko::DM::mix"), M, M);
+    m_mix_adj_dev = decltype(m_mix_adj_dev)(Kokkos::view_alloc(space, "ptyko::DM::mix_adjoint"), M, M);
+    m_probe_mixed = ComplexView3<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::DM::probe_mixed"), M, D, D);
+    m_mix_pending = false;
     m_all_tiles = all_tiles<Mem>(H, W);
     m_chunks = index_chunks<Mem>(n, chunk);
     m_first.clear();
@@ -336,23 +340,31 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
     }
   }
 
-  /// The stored exit waves are per mode: recombine them like the probe
-  /// modes, psi'_k = sum_m V(m, k) psi_m, or they would no longer match.
-  void modes_recombined(ExecSpace const& space, std::vector<std::complex<double>> const& V) override {
+  /// The stored exit waves are per mode: they must follow the probe modes,
+  /// psi'_k = sum_m V(m, k) psi_m, or they would no longer match. Lazily:
+  /// the true waves are psi A with A the product of the pending V's, and
+  /// each chunk is recombined when the Fourier step reads it (in cache)
+  /// instead of in a pass over every stored wave (docs/performance.md).
+  void modes_recombined(ExecSpace const&, std::vector<std::complex<double>> const& V) override {
     int const M = int(m_psi.extent(1));
     if (M < 2) return;
-    Kokkos::View<Complex<T>**, Kokkos::LayoutRight, Mem> v(Kokkos::view_alloc(space, "ptyko::DM::mix"), M, M);
-    auto h = Kokkos::create_mirror_view(v);
-    for (int a = 0; a < M; ++a)
-      for (int b = 0; b < M; ++b) h(a, b) = Complex<T>(T(V[a * M + b].real()), T(V[a * M + b].imag()));
-    Kokkos::deep_copy(space, v, h);  // host -> device: M x M recombination
-    mix_exit_wave_modes<T>(space, m_psi, v);
+    if (!m_mix_pending) {
+      m_mix = V;
+    } else {  // A <- A V
+      std::vector<std::complex<double>> AV(std::size_t(M) * M, 0.0);
+      for (int a = 0; a < M; ++a)
+        for (int c = 0; c < M; ++c)
+          for (int b = 0; b < M; ++b) AV[a * M + b] += m_mix[a * M + c] * V[c * M + b];
+      m_mix = std::move(AV);
+    }
+    m_mix_pending = true;
   }
 
   double epoch(ExecSpace const& space, typename Base::Data const& data, typename Base::St& state,
                std::vector<typename Base::Batch const*> const&, typename Base::SyncT& sync,
                bool update_probe) override {
     int const passes = update_probe ? 2 : 1;
+    if (m_mix_pending) upload_mix(space);
     for (int pass = 0; pass < passes; ++pass) {
       overlap_object(space, data, state, sync);
       if (update_probe) overlap_probe(space, data, state, sync);
@@ -382,6 +394,7 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
       } else {
         extract_patches(space, state.object, data.positions, idx, m_model->patches());
       }
+      if (m_mix_pending) mix_exit_wave_modes<T>(space, psi_of(c), m_mix_dev);  // the true waves, in cache
       // Both orthonormal 1/D factors ride on kernels that run anyway.
       T const inv_d = T(1) / T(data.detector());
       reflect_exit_waves<T>(space, B, state.probe, m_model->patches(), psi_of(c), m_waves, inv_d);
@@ -395,6 +408,7 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
       m_model->fft().inverse(space, waves, waves, FFTNorm::none);
       update_exit_waves<T>(space, B, state.probe, m_model->patches(), m_waves, psi_of(c), beta);
     }
+    m_mix_pending = false;  // every stored wave is the true one again
     return measure || !m_options.cost_every ? cost : std::nan("");
   }
 
@@ -404,13 +418,45 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
     return Kokkos::subview(m_psi, std::make_pair(first, first + B), Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
   }
 
+  /// m_mix (A) and its adjoint to the device, and A's adjoint mix of the
+  /// probe buffer sized for overlap_object.
+  void upload_mix(ExecSpace const& space) {
+    int const M = int(m_psi.extent(1));
+    auto h = Kokkos::create_mirror_view(m_mix_dev);
+    auto h_adj = Kokkos::create_mirror_view(m_mix_adj_dev);
+    for (int a = 0; a < M; ++a)
+      for (int b = 0; b < M; ++b) {
+        auto const v = m_mix[std::size_t(a) * M + b];
+        h(a, b) = Complex<T>(T(v.real()), T(v.imag()));
+        h_adj(b, a) = Complex<T>(T(v.real()), T(-v.imag()));
+      }
+    Kokkos::deep_copy(space, m_mix_dev, h);          // host -> device: M x M recombination A
+    Kokkos::deep_copy(space, m_mix_adj_dev, h_adj);  // host -> device: its adjoint A^H
+  }
+
+  /// The probe modes as the object update sees the stored waves: with the
+  /// true waves psi A, sum_k conj(P_k) (psi A)_k = sum_m conj(Q_m) psi_m for
+  /// Q_m = sum_k conj(A(m, k)) P_k, i.e. Q = P mixed by A^H.
+  ComplexView3<T, Mem> probe_for_stored_waves(ExecSpace const& space, ComplexView3<T, Mem> const& probe) {
+    if (!m_mix_pending) return probe;
+    Kokkos::deep_copy(space, m_probe_mixed, probe);  // device -> device: probe-sized
+    mix_exit_wave_modes<T>(space, as_one_frame(m_probe_mixed), m_mix_adj_dev);
+    return m_probe_mixed;
+  }
+
+  /// A probe-shaped View (M, D, D) as one frame of waves (1, M, D, D).
+  static Waves as_one_frame(ComplexView3<T, Mem> const& v) {
+    return Waves(v.data(), 1, v.extent(0), v.extent(1), v.extent(2));
+  }
+
   void overlap_object(ExecSpace const& space, typename Base::Data const& data, typename Base::St& state,
                       typename Base::SyncT& sync) {
     m_sums.zero(space, false);
-    m_sums.set_probe(space, state.probe);
+    m_sums.set_probe(space, state.probe);  // illumination sum |P_k|^2: the same for any unitary A
+    auto const probe = probe_for_stored_waves(space, state.probe);
     for (std::size_t c = 0; c < m_chunks.size(); ++c) {
       int const B = int(m_chunks[c].extent(0));
-      probe_adjoint_product(space, B, state.probe, psi_of(c), m_model->patches());
+      probe_adjoint_product(space, B, probe, psi_of(c), m_model->patches());
       add_patches(space, Kokkos::subview(m_model->patches(), std::make_pair(0, B), Kokkos::ALL, Kokkos::ALL),
                   data.positions, m_chunks[c], m_sums.obj_num);
       m_sums.add_illumination(space, data.positions, m_chunks[c], m_sums.obj_w);
@@ -430,6 +476,8 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
       patch_adjoint_product(space, B, m_model->patches(), psi_of(c), m_sums.probe_num);
       add_patch_intensity(space, B, m_model->patches(), m_sums.probe_w);
     }
+    // sum_j conj(S_j O) (psi_j A)_k = sum_m A(m, k) (sum_j conj(S_j O) psi_jm).
+    if (m_mix_pending) mix_exit_wave_modes<T>(space, as_one_frame(m_sums.probe_num), m_mix_dev);
     sync.sum_probe(space, m_sums.probe_num, m_sums.probe_w);
     double const w_max = sync.max(max_value(space, m_sums.probe_w));
     apply_weighted_average(space, state.probe, m_sums.probe_num, m_sums.probe_w, 1e-4 * w_max);
@@ -443,6 +491,10 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
   TileList<Mem> m_all_tiles;
   std::vector<IndexView<Mem>> m_chunks;
   std::vector<int> m_first;
+  std::vector<std::complex<double>> m_mix;  ///< A (M x M, row-major): true waves = stored waves A
+  bool m_mix_pending = false;                 ///< A is not the identity
+  Kokkos::View<Complex<T>**, Kokkos::LayoutRight, Mem> m_mix_dev, m_mix_adj_dev;  ///< A and A^H
+  ComplexView3<T, Mem> m_probe_mixed;  ///< the probe mixed by A^H (probe_for_stored_waves)
   double m_pbound = -1;  ///< power bound per pixel (0: plain projection); set in the first epoch
   int m_measured = 0;    ///< unmasked detector pixels
 };
