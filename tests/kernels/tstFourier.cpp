@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <complex>
+#include <cstdint>
 
 namespace {
 
@@ -156,6 +159,81 @@ TEST(Fourier, PoissonCostIsZeroAtPerfectFit) {
   modulus_projection(space, s.B, s.Psi, s.data, s.idx, s.mask, 0.0);
   EXPECT_NEAR(cost_of(NoiseModel::poisson, s, s.Psi), 0.0, 1e-8);
   EXPECT_NEAR(cost_of(NoiseModel::gaussian, s, s.Psi), 0.0, 1e-8);
+}
+
+
+
+// The kernels compile mode counts 1 to max_compiled_modes (every mode of a
+// pixel in registers, full chunks of columns then single columns) and run
+// other counts through the run-time path. Every count, masked or not, with
+// count (uint16) and float frames, against a plain host computation in
+// double: D = 40 has full chunks and a tail on host backends.
+template <class Frame>
+void check_against_host_reference(int M, bool with_mask) {
+  int const B = 2, D = 40;
+  ComplexView4<float, MemSpace> Psi("Psi", B, M, D, D);
+  test::fill_random(Psi, 100 + M);
+  Kokkos::View<Frame***, Kokkos::LayoutRight, MemSpace> data("data", B, D, D);
+  IndexView<MemSpace> idx("idx", B);
+  MaskView<MemSpace> mask;
+  auto hd = Kokkos::create_mirror_view(data);
+  for (std::size_t k = 0; k < hd.span(); ++k) hd.data()[k] = Frame((k * 7919) % 17);
+  Kokkos::deep_copy(data, hd);
+  auto hi = Kokkos::create_mirror_view(idx);
+  hi(0) = 1;
+  hi(1) = 0;
+  Kokkos::deep_copy(idx, hi);
+  if (with_mask) {
+    mask = MaskView<MemSpace>("mask", D, D);
+    auto hm = Kokkos::create_mirror_view(mask);
+    for (int i = 0; i < D; ++i)
+      for (int j = 0; j < D; ++j) hm(i, j) = (i + 3 * j) % 7 != 0;
+    Kokkos::deep_copy(mask, hm);
+  }
+  auto const before = Kokkos::create_mirror_view_and_copy(Host(), Psi);  // device -> host: the input
+  auto hm = Kokkos::create_mirror_view_and_copy(Host(), mask);            // device -> host: mask
+  float const eps = 1e-6f, scale = 0.5f;
+  for (NoiseModel noise : {NoiseModel::gaussian, NoiseModel::poisson}) {
+    ComplexView4<float, MemSpace> work("work", B, M, D, D);
+    Kokkos::deep_copy(work, Psi);  // device -> device: a fresh copy
+    double const cost = cost_descent_direction(ExecSpace(), noise, B, work, data, idx, mask, eps, scale);
+    auto const after = Kokkos::create_mirror_view_and_copy(Host(), work);  // device -> host: result
+    double expected_cost = 0, worst = 0;
+    for (int b = 0; b < B; ++b)
+      for (int i = 0; i < D; ++i)
+        for (int j = 0; j < D; ++j) {
+          double I = 0;
+          for (int m = 0; m < M; ++m) I += std::norm(std::complex<double>(before(b, m, i, j).real(), before(b, m, i, j).imag()));
+          double const d = double(hd(hi(b), i, j));
+          bool const use = !with_mask || hm(i, j) != 0;
+          double factor = 0;
+          if (use) {
+            if (noise == NoiseModel::gaussian) {
+              factor = std::sqrt(d) / (std::sqrt(I) + eps) - 1;
+              expected_cost += (std::sqrt(I) - std::sqrt(d)) * (std::sqrt(I) - std::sqrt(d));
+            } else {
+              factor = d / (I + eps) - 1;
+              expected_cost += I - d - d * std::log((I + eps) / (d + eps));
+            }
+          }
+          for (int m = 0; m < M; ++m) {
+            std::complex<double> const x(before(b, m, i, j).real(), before(b, m, i, j).imag());
+            std::complex<double> const y(after(b, m, i, j).real(), after(b, m, i, j).imag());
+            worst = std::max(worst, std::abs(y - scale * factor * x) / (1 + std::abs(scale * factor * x)));
+          }
+        }
+    EXPECT_LT(worst, 1e-5) << "M " << M << (with_mask ? " masked" : "") << " noise " << int(noise);
+    EXPECT_NEAR(cost, expected_cost, 1e-5 * std::abs(expected_cost) + 1e-6)
+        << "M " << M << (with_mask ? " masked" : "") << " noise " << int(noise);
+  }
+}
+
+TEST(Fourier, EveryModeCountMatchesAHostReference) {
+  for (int M = 1; M <= max_compiled_modes + 2; ++M)
+    for (bool masked : {false, true}) {
+      check_against_host_reference<std::uint16_t>(M, masked);
+      check_against_host_reference<float>(M, masked);
+    }
 }
 
 }  // namespace

@@ -19,6 +19,9 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstdint>
+#include <type_traits>
+
 namespace ptyko {
 
 enum class NoiseModel { gaussian, poisson };
@@ -122,6 +125,109 @@ double fourier_pixel_reduce(ExecSpace const& space, char const* label, int B,
   return cost;
 }
 
+// fourier_pixel_reduce for a compiled mode count MC (with_compiled_modes):
+// N pixels from column c0 of one detector row, each with all its modes in
+// registers (the modes' loops unroll), so one element-wise loop over the
+// columns does everything. Float frames (and the mask) are copied to local
+// arrays first: then no store into Psi can be feared to change a value still
+// to be read, which would keep the loop scalar. Rows with a mask
+// take their own loop (Masked): its selects in every pixel would keep the
+// common loop scalar. Partial costs go to T lanes, one per column.
+template <int MC, int N, bool Masked, class T, class Meas, class Op>
+KOKKOS_INLINE_FUNCTION void fourier_pixels(Complex<T>* const* rows, Meas const* meas,
+                                           std::uint8_t const* measured, int c0, Op const& op, T out_scale,
+                                           T* lane) {
+  // Integer counts cannot alias Psi's floats; float frames are copied.
+  constexpr bool copy_data = !std::is_integral_v<Meas>;
+  T d[copy_data ? N : 1], keep[N];
+  if constexpr (copy_data)
+    for (int k = 0; k < N; ++k) d[k] = T(meas[c0 + k]);
+  if (Masked)
+    for (int k = 0; k < N; ++k) keep[k] = measured[c0 + k] != 0 ? T(1) : T(0);
+  for (int k = 0; k < N; ++k) {
+    Complex<T> x[MC];
+    T I = T(0);
+    for (int m = 0; m < MC; ++m) {
+      x[m] = rows[m][c0 + k];
+      I += math::norm2(x[m]);
+    }
+    T const dk = copy_data ? d[copy_data ? k : 0] : T(meas[c0 + k]);
+    T factor = op.factor(I, dk), part = op.cost(I, dk);
+    if (Masked) {
+      // Masked pixels are never compared with the data: the selects discard
+      // what they gave.
+      factor = keep[k] != T(0) ? factor : T(Op::masked_factor);
+      part = keep[k] != T(0) ? part : T(0);
+    }
+    lane[k] += part;
+    if (Op::modifies)
+      for (int m = 0; m < MC; ++m) rows[m][c0 + k] = (factor * out_scale) * x[m];
+  }
+}
+
+/// One detector row's columns [j0, j1) through fourier_pixels (mode count
+/// MC compiled, chunks of N columns, then single columns; rows with a mask
+/// take the masked loop). Returns the row's cost, summed in N T lanes of
+/// (j1 - j0) / N terms each.
+template <int MC, int N, class T, class Meas, class Op>
+KOKKOS_INLINE_FUNCTION T fourier_row(Complex<T>* const* rows, Meas const* meas, std::uint8_t const* measured,
+                                     int j0, int j1, Op const& op, T out_scale) {
+  T lane[N];
+  for (int k = 0; k < N; ++k) lane[k] = T(0);
+  int c0 = j0;
+  if (measured == nullptr) {
+    for (; c0 + N <= j1; c0 += N) fourier_pixels<MC, N, false>(rows, meas, measured, c0, op, out_scale, lane);
+    for (; c0 < j1; ++c0) fourier_pixels<MC, 1, false>(rows, meas, measured, c0, op, out_scale, lane);
+  } else {
+    for (; c0 + N <= j1; c0 += N) fourier_pixels<MC, N, true>(rows, meas, measured, c0, op, out_scale, lane);
+    for (; c0 < j1; ++c0) fourier_pixels<MC, 1, true>(rows, meas, measured, c0, op, out_scale, lane);
+  }
+  T row = T(0);
+  for (int k = 0; k < N; ++k) row += lane[k];
+  return row;
+}
+
+template <int MC, class ExecSpace, class T, class Mem, class DataView, class Op>
+double fourier_pixel_reduce_compiled(ExecSpace const& space, char const* label, int B,
+                                     ComplexView4<T, Mem> const& Psi, DataView const& data,
+                                     IndexView<Mem> const& indices, MaskView<Mem> const& mask, Op op,
+                                     T out_scale) {
+  static_assert(MC >= 1, "fourier_pixel_reduce_compiled: a compiled mode count");
+  int const D = int(Psi.extent(2));
+  bool const has_mask = mask.extent(0) > 0;
+  auto F = Psi;
+  auto d = data;
+  auto idx = indices;
+  auto msk = mask;
+  double cost = 0;
+  // A row's cost in T lanes, then in double over the rows (a fixed order).
+  reduce_frame_spans(
+      space, label, B, D,
+      KOKKOS_LAMBDA(int b, int i, int j0, int j1, double& acc) {
+        Complex<T>* rows[MC];
+        for (int m = 0; m < MC; ++m) rows[m] = &F(b, m, i, 0);
+        acc += double(fourier_row<MC, span_chunk_v<ExecSpace>>(rows, &d(idx(b), i, 0),
+                                                               has_mask ? &msk(i, 0) : nullptr, j0, j1, op,
+                                                               out_scale));
+      },
+      cost);
+  return cost;
+}
+
+/// fourier_pixel_reduce with the mode count compiled where it can be.
+template <class ExecSpace, class T, class Mem, class DataView, class Op>
+double fourier_reduce(ExecSpace const& space, char const* label, int B, ComplexView4<T, Mem> const& Psi,
+                      DataView const& data, IndexView<Mem> const& indices, MaskView<Mem> const& mask, Op op,
+                      T out_scale = T(1)) {
+  return with_compiled_modes(int(Psi.extent(1)), [&](auto mc) {
+    constexpr int MC = decltype(mc)::value;
+    if constexpr (MC > 0)
+      return fourier_pixel_reduce_compiled<MC>(space, label, B, Psi, data, indices, mask, op, out_scale);
+    else
+      return fourier_pixel_reduce(space, label, B, Psi, data, indices, mask, op, out_scale);
+  });
+}
+
 // Gaussian (amplitude) noise. Cost (sqrt(I) - sqrt(d))^2.
 template <class T>
 struct GaussianCost {
@@ -180,7 +286,7 @@ template <class ExecSpace, class T, class Mem, class DataView>
 double modulus_projection(ExecSpace const& space, int B, ComplexView4<T, Mem> const& Psi,
                           DataView const& data, IndexView<Mem> const& indices,
                           MaskView<Mem> const& mask, T eps, T out_scale = T(1)) {
-  return impl::fourier_pixel_reduce(space, "ptyko::modulus_projection", B, Psi, data, indices, mask,
+  return impl::fourier_reduce(space, "ptyko::modulus_projection", B, Psi, data, indices, mask,
                                     impl::ModulusProjection<T>{{eps}}, out_scale);
 }
 
@@ -194,10 +300,10 @@ double cost_descent_direction(ExecSpace const& space, NoiseModel noise, int B,
                               IndexView<Mem> const& indices, MaskView<Mem> const& mask, T eps,
                               T out_scale = T(1)) {
   if (noise == NoiseModel::gaussian) {
-    return impl::fourier_pixel_reduce(space, "ptyko::cost_descent_direction::gaussian", B, Psi,
+    return impl::fourier_reduce(space, "ptyko::cost_descent_direction::gaussian", B, Psi,
                                       data, indices, mask, impl::GaussianDirection<T>{{eps}}, out_scale);
   }
-  return impl::fourier_pixel_reduce(space, "ptyko::cost_descent_direction::poisson", B, Psi, data,
+  return impl::fourier_reduce(space, "ptyko::cost_descent_direction::poisson", B, Psi, data,
                                     indices, mask, impl::PoissonDirection<T>{{eps}}, out_scale);
 }
 
@@ -208,10 +314,10 @@ double data_cost(ExecSpace const& space, NoiseModel noise, int B, ComplexView4<T
                  DataView const& data, IndexView<Mem> const& indices, MaskView<Mem> const& mask,
                  T eps) {
   if (noise == NoiseModel::gaussian) {
-    return impl::fourier_pixel_reduce(space, "ptyko::data_cost::gaussian", B, Psi, data, indices,
+    return impl::fourier_reduce(space, "ptyko::data_cost::gaussian", B, Psi, data, indices,
                                       mask, impl::MeasureOnly<impl::GaussianCost<T>>{{eps}});
   }
-  return impl::fourier_pixel_reduce(space, "ptyko::data_cost::poisson", B, Psi, data, indices, mask,
+  return impl::fourier_reduce(space, "ptyko::data_cost::poisson", B, Psi, data, indices, mask,
                                     impl::MeasureOnly<impl::PoissonCost<T>>{{eps}});
 }
 

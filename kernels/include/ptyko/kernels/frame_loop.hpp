@@ -183,4 +183,27 @@ KOKKOS_INLINE_FUNCTION V max_nonnegative(V const* v, std::size_t k0, std::size_t
 template <class ExecSpace>
 inline constexpr int span_chunk_v = is_host_space_v<ExecSpace> ? 16 : 1;
 
+/// Mode counts that kernels needing every mode of a pixel at once compile
+/// as constants (1 to max_compiled_modes): their loops over modes unroll and
+/// a pixel's modes stay in registers, so the column loop vectorises with the
+/// whole pixel in it (2-7x faster than chunks with a run-time mode loop,
+/// docs/performance.md). Other counts take the run-time path.
+inline constexpr int max_compiled_modes = 4;
+
+/// f(std::integral_constant<int, MC>()) with MC = M when 1 <= M <=
+/// max_compiled_modes, else MC = 0 (the run-time mode count). `f` should
+/// only forward to a function template holding the kernel: nvcc does not
+/// allow a device lambda inside a generic lambda.
+template <class F>
+decltype(auto) with_compiled_modes(int M, F const& f) {
+  static_assert(max_compiled_modes == 4, "with_compiled_modes: one case per compiled count");
+  switch (M) {
+    case 1: return f(std::integral_constant<int, 1>());
+    case 2: return f(std::integral_constant<int, 2>());
+    case 3: return f(std::integral_constant<int, 3>());
+    case 4: return f(std::integral_constant<int, 4>());
+    default: return f(std::integral_constant<int, 0>());
+  }
+}
+
 }  // namespace ptyko
