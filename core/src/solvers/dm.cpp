@@ -72,14 +72,55 @@ void update_exit_waves(ExecSpace const& space, int B, ComplexView3<T, typename E
       });
 }
 
+template <class T, class Mem>
+using ModeMix = Kokkos::View<Complex<T>**, Kokkos::LayoutRight, Mem>;
+
+/// mix_exit_wave_modes for a compiled mode count MC: per pixel every mode
+/// in registers, the M x M coefficients in local arrays, one element-wise
+/// loop over the columns (7x the chunked run-time loop, docs/performance.md).
+template <int MC, class T, class ExecSpace>
+void mix_exit_wave_modes_compiled(ExecSpace const& space,
+                                  ComplexView4<T, typename ExecSpace::memory_space> const& psi,
+                                  ModeMix<T, typename ExecSpace::memory_space> const& V) {
+  int const D = int(psi.extent(2));
+  auto X = psi;
+  auto mix = V;
+  for_each_frame_span(space, "ptyko::DM::mix_exit_wave_modes", int(psi.extent(0)), D,
+                      KOKKOS_LAMBDA(int j, int i, int x0, int x1) {
+                        Complex<T> v[MC * MC];
+                        for (int m = 0; m < MC; ++m)
+                          for (int q = 0; q < MC; ++q) v[m * MC + q] = mix(m, q);
+                        Complex<T>* row[MC];
+                        for (int m = 0; m < MC; ++m) row[m] = &X(j, m, i, 0);
+                        for (int k = x0; k < x1; ++k) {
+                          Complex<T> old[MC];
+                          for (int m = 0; m < MC; ++m) old[m] = row[m][k];
+                          for (int q = 0; q < MC; ++q) {
+                            Complex<T> sum(0);
+                            for (int m = 0; m < MC; ++m) sum += v[m * MC + q] * old[m];
+                            row[q][k] = sum;
+                          }
+                        }
+                      });
+}
+
 /// psi(j, k) <- sum_m V(m, k) psi(j, m) for every position and pixel (at
-/// most 16 modes). Row spans in chunks of columns: the old values of every
-/// mode in a local array, then element-wise loops. Non-blocking.
+/// most 16 modes). Compiled mode counts (with_compiled_modes) take
+/// mix_exit_wave_modes_compiled; others row spans in chunks of columns: the
+/// old values of every mode in a local array, then element-wise loops.
+/// Non-blocking.
 template <class T, class ExecSpace>
 void mix_exit_wave_modes(ExecSpace const& space, ComplexView4<T, typename ExecSpace::memory_space> const& psi,
-                         Kokkos::View<Complex<T>**, Kokkos::LayoutRight, typename ExecSpace::memory_space> const& V) {
+                         ModeMix<T, typename ExecSpace::memory_space> const& V) {
   int const M = int(psi.extent(1)), D = int(psi.extent(2));
   PTYKO_ASSERT(M <= max_probe_modes, "mix_exit_wave_modes: at most ", max_probe_modes, " modes");
+  if (M <= max_compiled_modes) {
+    with_compiled_modes(M, [&](auto mc) {
+      constexpr int MC = decltype(mc)::value;
+      if constexpr (MC > 0) mix_exit_wave_modes_compiled<MC, T>(space, psi, V);
+    });
+    return;
+  }
   auto X = psi;
   auto mix = V;
   for_each_frame_span(space, "ptyko::DM::mix_exit_wave_modes", int(psi.extent(0)), D,
@@ -207,6 +248,66 @@ double power_bound_projection_rows(ExecSpace const& space, int B,
   return cost;
 }
 
+/// The projection onto the power bound's sphere as a Fourier op (see
+/// impl::fourier_row): |Psi'| = sqrt(d) + (|Psi| - sqrt(d)) renorm; masked
+/// pixels keep Psi.
+template <class T>
+struct PowerBoundOp {
+  static constexpr bool modifies = true;
+  static constexpr int masked_factor = 1;
+  T renorm, eps;
+  KOKKOS_INLINE_FUNCTION T factor(T I, T d) const {
+    T const a = math::sqrt(I), fm = math::sqrt(d);
+    return (fm + (a - fm) * renorm) / (a + eps);
+  }
+  KOKKOS_INLINE_FUNCTION T cost(T, T) const { return T(0); }
+};
+
+/// power_bound_projection_rows for a compiled mode count MC: both passes
+/// over a frame's rows are impl::fourier_row (every mode of a pixel in
+/// registers); first the frame's error (the Gaussian cost's terms), then the
+/// projection.
+template <int MC, class T, class ExecSpace, class DataView>
+double power_bound_projection_compiled(ExecSpace const& space, int B,
+                                       PowerBoundInput<T, typename ExecSpace::memory_space, DataView> const& in) {
+  int const D = int(in.F.extent(2));
+  bool const has_mask = in.msk.extent(0) > 0;
+  double cost = 0;
+  Kokkos::parallel_reduce(
+      "ptyko::DM::power_bound_projection", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, B),
+      KOKKOS_LAMBDA(int b, double& acc) {
+        constexpr int N = span_chunk_v<ExecSpace>;
+        int const frame = in.idx(b);
+        Complex<T>* rows[MC];
+        double sum = 0;
+        impl::MeasureOnly<impl::GaussianCost<T>> const error{{in.eps}};
+        for (int i = 0; i < D; ++i) {
+          for (int m = 0; m < MC; ++m) rows[m] = &in.F(b, m, i, 0);
+          sum += double(impl::fourier_row<MC, N>(rows, &in.d(frame, i, 0), has_mask ? &in.msk(i, 0) : nullptr, 0, D,
+                                                 error, T(1)));
+        }
+        PowerBound<T> const bound = in.bound(sum);
+        if (!bound.project) {
+          // Within the bound: Psi only takes the output scale.
+          for (int m = 0; m < MC; ++m)
+            for (int i = 0; i < D; ++i) {
+              Complex<T>* f = &in.F(b, m, i, 0);
+              for (int j = 0; j < D; ++j) f[j] *= bound.out_scale;
+            }
+        } else {
+          PowerBoundOp<T> const op{bound.renorm, in.eps};
+          for (int i = 0; i < D; ++i) {
+            for (int m = 0; m < MC; ++m) rows[m] = &in.F(b, m, i, 0);
+            impl::fourier_row<MC, N>(rows, &in.d(frame, i, 0), has_mask ? &in.msk(i, 0) : nullptr, 0, D, op,
+                                     bound.out_scale);
+          }
+        }
+        acc += sum;
+      },
+      cost);
+  return cost;
+}
+
 /// power_bound_projection on device spaces: one team per frame.
 template <class T, class ExecSpace, class DataView>
 double power_bound_projection_teams(ExecSpace const& space, int B,
@@ -263,7 +364,13 @@ double power_bound_projection(ExecSpace const& space, int B,
   PowerBoundInput<T, typename ExecSpace::memory_space, DataView> const in{Psi,    data,   indices, mask,
                                                                          measured, pbound, eps,     out_scale};
   if constexpr (is_host_space_v<ExecSpace>)
-    return power_bound_projection_rows<T>(space, B, in);
+    return with_compiled_modes(int(Psi.extent(1)), [&](auto mc) {
+      constexpr int MC = decltype(mc)::value;
+      if constexpr (MC > 0)
+        return power_bound_projection_compiled<MC, T>(space, B, in);
+      else
+        return power_bound_projection_rows<T>(space, B, in);
+    });
   else
     return power_bound_projection_teams<T>(space, B, in);
 }
@@ -493,7 +600,7 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
   std::vector<int> m_first;
   std::vector<std::complex<double>> m_mix;  ///< A (M x M, row-major): true waves = stored waves A
   bool m_mix_pending = false;                 ///< A is not the identity
-  Kokkos::View<Complex<T>**, Kokkos::LayoutRight, Mem> m_mix_dev, m_mix_adj_dev;  ///< A and A^H
+  ModeMix<T, Mem> m_mix_dev, m_mix_adj_dev;  ///< A and A^H
   ComplexView3<T, Mem> m_probe_mixed;  ///< the probe mixed by A^H (probe_for_stored_waves)
   double m_pbound = -1;  ///< power bound per pixel (0: plain projection); set in the first epoch
   int m_measured = 0;    ///< unmasked detector pixels
