@@ -134,6 +134,62 @@ void step_sums_rows(ExecSpace const& space, int B, StepSumsViews<T, typename Exe
       });
 }
 
+/// step_sums_rows for a compiled mode count MC: the N pixels from column c0
+/// of one row, every mode of a pixel in one pass (the modes' loop unrolls);
+/// lane holds 6 x N partial sums (quantity-major).
+template <int MC, int N, bool WithProbe, class T>
+KOKKOS_INLINE_FUNCTION void step_pixels(Complex<T> const* const* p, Complex<T> const* const* dp,
+                                        Complex<T> const* s, Complex<T> const* ds, Complex<T> const* const* x,
+                                        int c0, T* lane) {
+  for (int k = 0; k < N; ++k) {
+    Complex<T> const sk = s[c0 + k], dsk = ds[c0 + k];
+    for (int m = 0; m < MC; ++m) {
+      Complex<T> const dpo = WithProbe ? dp[m][c0 + k] * sk : Complex<T>(0);
+      add_step_terms(p[m][c0 + k] * dsk, dpo, x[m][c0 + k], lane + k, N);
+    }
+  }
+}
+
+template <int MC, int N, bool WithProbe, class T>
+KOKKOS_INLINE_FUNCTION void step_row(Complex<T> const* const* p, Complex<T> const* const* dp, Complex<T> const* s,
+                                     Complex<T> const* ds, Complex<T> const* const* x, int D, T* lane) {
+  int c0 = 0;
+  for (; c0 + N <= D; c0 += N) step_pixels<MC, N, WithProbe>(p, dp, s, ds, x, c0, lane);
+  for (; c0 < D; ++c0) step_pixels<MC, 1, WithProbe>(p, dp, s, ds, x, c0, lane);
+}
+
+template <int MC, class T, class ExecSpace>
+void step_sums_rows_compiled(ExecSpace const& space, int B,
+                             StepSumsViews<T, typename ExecSpace::memory_space> const& v) {
+  int const D = int(v.P.extent(1));
+  Kokkos::parallel_for(
+      "ptyko::LSQML::step_sums", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, B),
+      KOKKOS_LAMBDA(int b) {
+        constexpr int N = span_chunk_v<ExecSpace>;
+        double acc[6] = {};
+        for (int i = 0; i < D; ++i) {
+          Complex<T> const *p[MC], *dp[MC], *x[MC];
+          for (int m = 0; m < MC; ++m) {
+            p[m] = &v.P(m, i, 0);
+            dp[m] = &v.dP(m, i, 0);
+            x[m] = &v.X(b, m, i, 0);
+          }
+          T lane[6 * N];
+          for (int q = 0; q < 6 * N; ++q) lane[q] = T(0);
+          if (v.with_probe)
+            step_row<MC, N, true>(p, dp, &v.S(b, i, 0), &v.dS(b, i, 0), x, D, lane);
+          else
+            step_row<MC, N, false>(p, dp, &v.S(b, i, 0), &v.dS(b, i, 0), x, D, lane);
+          for (int q = 0; q < 6; ++q) {
+            T row = T(0);
+            for (int k = 0; k < N; ++k) row += lane[q * N + k];
+            acc[q] += double(row);
+          }
+        }
+        for (int q = 0; q < 6; ++q) v.out(b, q) = acc[q];
+      });
+}
+
 /// sums(b) = StepSums of position b: dOP = P_m S_b D_O, dPO = D_P,m S_b O,
 /// A1 = sum |dOP|^2, A4 = sum |dPO|^2, A2 = sum conj(dOP) dPO,
 /// b1 = Re sum conj(dOP) chi, b2 = Re sum conj(dPO) chi. Non-blocking.
@@ -148,7 +204,13 @@ void step_sums(ExecSpace const& space, int B, ComplexView3<T, typename ExecSpace
   StepSumsViews<T, typename ExecSpace::memory_space> const v{probe, dir_probe, patches, dir_patches,
                                                              chi,   sums,      with_probe};
   if constexpr (is_host_space_v<ExecSpace>)
-    step_sums_rows<T>(space, B, v);
+    with_compiled_modes(int(probe.extent(0)), [&](auto mc) {
+      constexpr int MC = decltype(mc)::value;
+      if constexpr (MC > 0)
+        step_sums_rows_compiled<MC, T>(space, B, v);
+      else
+        step_sums_rows<T>(space, B, v);
+    });
   else
     step_sums_teams<T>(space, B, v);
 }
