@@ -12,6 +12,7 @@
 #include "pie_common.hpp"
 
 #include <ptyko/kernels/compat.hpp>
+#include <ptyko/kernels/patch.hpp>
 #include <ptyko/kernels/update.hpp>
 
 namespace ptyko::impl {
@@ -57,10 +58,20 @@ KOKKOS_INLINE_FUNCTION void add_step_terms(Complex<T> const& dop, Complex<T> con
 template <class T, class Mem>
 struct StepSumsViews {
   ComplexView3<T, Mem> P, dP;  ///< probe and its direction (M, D, D)
-  ComplexView3<T, Mem> S, dS;  ///< S_b O and S_b D_O (B, D, D)
+  ComplexView3<T, Mem> S;      ///< S_b O (B, D, D)
+  ComplexView2<T, Mem> dO;     ///< the object's direction D_O: S_b D_O is sampled where it is used
+  PositionView<T, Mem> pos;    ///< positions (pixels)
+  IndexView<Mem> idx;          ///< position of each b
   ComplexView4<T, Mem> X;      ///< chi (B, M, D, D)
   Kokkos::View<double* [6], Kokkos::LayoutRight, Mem> out;
   bool with_probe;
+
+  KOKKOS_INLINE_FUNCTION PatchCorner<T> corner(int b) const {
+    int const n = idx(b);
+    return PatchCorner<T>(pos(n, 0), pos(n, 1), int(P.extent(1)));
+  }
+  /// The rows of D_O that S_b D_O's row i interpolates.
+  KOKKOS_INLINE_FUNCTION Complex<T> const* dir_row(PatchCorner<T> const& c, int i) const { return &dO(c.y + i, c.x); }
 };
 
 /// step_sums on device spaces: one team per position, a team reduction over
@@ -75,12 +86,13 @@ void step_sums_teams(ExecSpace const& space, int B, StepSumsViews<T, typename Ex
       "ptyko::LSQML::step_sums", Policy(space, B, Kokkos::AUTO),
       KOKKOS_LAMBDA(Member const& team) {
         int const b = team.league_rank();
+        PatchCorner<T> const c = v.corner(b);
         StepSums total;
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(team, pixels),
             [&](int k, StepSums& acc) {
               int const i = k / D, j = k % D;
-              Complex<T> const s = v.S(b, i, j), ds = v.dS(b, i, j);
+              Complex<T> const s = v.S(b, i, j), ds = c.sample_rows(v.dir_row(c, i), v.dir_row(c, i + 1), j);
               for (int m = 0; m < M; ++m) {
                 Complex<T> const dpo = v.with_probe ? v.dP(m, i, j) * s : Complex<T>(0);
                 add_step_terms(v.P(m, i, j) * ds, dpo, v.X(b, m, i, j), acc.v, 1);
@@ -106,22 +118,24 @@ void step_sums_rows(ExecSpace const& space, int B, StepSumsViews<T, typename Exe
       KOKKOS_LAMBDA(int b) {
         constexpr int lanes = 16;
         double acc[6 * lanes] = {};
+        PatchCorner<T> const c = v.corner(b);
         for (int i = 0; i < D; ++i) {
           T row[6 * lanes] = {};
           Complex<T> const* s = &v.S(b, i, 0);
-          Complex<T> const* ds = &v.dS(b, i, 0);
-          for (int m = 0; m < M; ++m) {
-            Complex<T> const* p = &v.P(m, i, 0);
-            Complex<T> const* dp = &v.dP(m, i, 0);
-            Complex<T> const* x = &v.X(b, m, i, 0);
-            for (int c0 = 0; c0 < D; c0 += lanes) {
-              int const n = D - c0 < lanes ? D - c0 : lanes;
+          Complex<T> const* d0 = v.dir_row(c, i);
+          Complex<T> const* d1 = v.dir_row(c, i + 1);
+          for (int c0 = 0; c0 < D; c0 += lanes) {
+            int const n = D - c0 < lanes ? D - c0 : lanes;
+            Complex<T> ds[lanes];
+            for (int k = 0; k < n; ++k) ds[k] = c.sample_rows(d0, d1, c0 + k);
+            for (int m = 0; m < M; ++m) {
+              Complex<T> const* p = &v.P(m, i, c0);
+              Complex<T> const* dp = &v.dP(m, i, c0);
+              Complex<T> const* x = &v.X(b, m, i, c0);
               if (v.with_probe)  // two loops: a condition inside would keep them scalar
-                for (int k = 0; k < n; ++k)
-                  add_step_terms(p[c0 + k] * ds[c0 + k], dp[c0 + k] * s[c0 + k], x[c0 + k], row + k, lanes);
+                for (int k = 0; k < n; ++k) add_step_terms(p[k] * ds[k], dp[k] * s[c0 + k], x[k], row + k, lanes);
               else
-                for (int k = 0; k < n; ++k)
-                  add_step_terms(p[c0 + k] * ds[c0 + k], Complex<T>(0), x[c0 + k], row + k, lanes);
+                for (int k = 0; k < n; ++k) add_step_terms(p[k] * ds[k], Complex<T>(0), x[k], row + k, lanes);
             }
           }
           for (int q = 0; q < 6 * lanes; ++q) acc[q] += double(row[q]);
@@ -139,10 +153,10 @@ void step_sums_rows(ExecSpace const& space, int B, StepSumsViews<T, typename Exe
 /// lane holds 6 x N partial sums (quantity-major).
 template <int MC, int N, bool WithProbe, class T>
 KOKKOS_INLINE_FUNCTION void step_pixels(Complex<T> const* const* p, Complex<T> const* const* dp,
-                                        Complex<T> const* s, Complex<T> const* ds, Complex<T> const* const* x,
-                                        int c0, T* lane) {
+                                        Complex<T> const* s, PatchCorner<T> const& c, Complex<T> const* d0,
+                                        Complex<T> const* d1, Complex<T> const* const* x, int c0, T* lane) {
   for (int k = 0; k < N; ++k) {
-    Complex<T> const sk = s[c0 + k], dsk = ds[c0 + k];
+    Complex<T> const sk = s[c0 + k], dsk = c.sample_rows(d0, d1, c0 + k);
     for (int m = 0; m < MC; ++m) {
       Complex<T> const dpo = WithProbe ? dp[m][c0 + k] * sk : Complex<T>(0);
       add_step_terms(p[m][c0 + k] * dsk, dpo, x[m][c0 + k], lane + k, N);
@@ -152,10 +166,11 @@ KOKKOS_INLINE_FUNCTION void step_pixels(Complex<T> const* const* p, Complex<T> c
 
 template <int MC, int N, bool WithProbe, class T>
 KOKKOS_INLINE_FUNCTION void step_row(Complex<T> const* const* p, Complex<T> const* const* dp, Complex<T> const* s,
-                                     Complex<T> const* ds, Complex<T> const* const* x, int D, T* lane) {
+                                     PatchCorner<T> const& c, Complex<T> const* d0, Complex<T> const* d1,
+                                     Complex<T> const* const* x, int D, T* lane) {
   int c0 = 0;
-  for (; c0 + N <= D; c0 += N) step_pixels<MC, N, WithProbe>(p, dp, s, ds, x, c0, lane);
-  for (; c0 < D; ++c0) step_pixels<MC, 1, WithProbe>(p, dp, s, ds, x, c0, lane);
+  for (; c0 + N <= D; c0 += N) step_pixels<MC, N, WithProbe>(p, dp, s, c, d0, d1, x, c0, lane);
+  for (; c0 < D; ++c0) step_pixels<MC, 1, WithProbe>(p, dp, s, c, d0, d1, x, c0, lane);
 }
 
 template <int MC, class T, class ExecSpace>
@@ -167,6 +182,7 @@ void step_sums_rows_compiled(ExecSpace const& space, int B,
       KOKKOS_LAMBDA(int b) {
         constexpr int N = span_chunk_v<ExecSpace>;
         double acc[6] = {};
+        PatchCorner<T> const c = v.corner(b);
         for (int i = 0; i < D; ++i) {
           Complex<T> const *p[MC], *dp[MC], *x[MC];
           for (int m = 0; m < MC; ++m) {
@@ -176,10 +192,12 @@ void step_sums_rows_compiled(ExecSpace const& space, int B,
           }
           T lane[6 * N];
           for (int q = 0; q < 6 * N; ++q) lane[q] = T(0);
+          Complex<T> const* d0 = v.dir_row(c, i);
+          Complex<T> const* d1 = v.dir_row(c, i + 1);
           if (v.with_probe)
-            step_row<MC, N, true>(p, dp, &v.S(b, i, 0), &v.dS(b, i, 0), x, D, lane);
+            step_row<MC, N, true>(p, dp, &v.S(b, i, 0), c, d0, d1, x, D, lane);
           else
-            step_row<MC, N, false>(p, dp, &v.S(b, i, 0), &v.dS(b, i, 0), x, D, lane);
+            step_row<MC, N, false>(p, dp, &v.S(b, i, 0), c, d0, d1, x, D, lane);
           for (int q = 0; q < 6; ++q) {
             T row = T(0);
             for (int k = 0; k < N; ++k) row += lane[q * N + k];
@@ -192,17 +210,21 @@ void step_sums_rows_compiled(ExecSpace const& space, int B,
 
 /// sums(b) = StepSums of position b: dOP = P_m S_b D_O, dPO = D_P,m S_b O,
 /// A1 = sum |dOP|^2, A4 = sum |dPO|^2, A2 = sum conj(dOP) dPO,
-/// b1 = Re sum conj(dOP) chi, b2 = Re sum conj(dPO) chi. Non-blocking.
+/// b1 = Re sum conj(dOP) chi, b2 = Re sum conj(dPO) chi. S_b D_O is sampled
+/// from the direction `dir_object` inside the sums (no patch buffer: one
+/// pass less over the batch). Non-blocking.
 template <class T, class ExecSpace>
 void step_sums(ExecSpace const& space, int B, ComplexView3<T, typename ExecSpace::memory_space> const& probe,
                ComplexView3<T, typename ExecSpace::memory_space> const& dir_probe,
                ComplexView3<T, typename ExecSpace::memory_space> const& patches,
-               ComplexView3<T, typename ExecSpace::memory_space> const& dir_patches,
+               ComplexView2<T, typename ExecSpace::memory_space> const& dir_object,
+               PositionView<T, typename ExecSpace::memory_space> const& positions,
+               IndexView<typename ExecSpace::memory_space> const& indices,
                ComplexView4<T, typename ExecSpace::memory_space> const& chi,
                Kokkos::View<double* [6], Kokkos::LayoutRight, typename ExecSpace::memory_space> const& sums,
                bool with_probe) {
-  StepSumsViews<T, typename ExecSpace::memory_space> const v{probe, dir_probe, patches, dir_patches,
-                                                             chi,   sums,      with_probe};
+  StepSumsViews<T, typename ExecSpace::memory_space> const v{
+      probe, dir_probe, patches, dir_object, positions, indices, chi, sums, with_probe};
   if constexpr (is_host_space_v<ExecSpace>)
     with_compiled_modes(int(probe.extent(0)), [&](auto mc) {
       constexpr int MC = decltype(mc)::value;
@@ -233,8 +255,6 @@ class LSQML final : public Solver<T, ExecSpace> {
     m_chunk = pipeline_chunk<T>(space, D, M, batch, options.pipeline_chunk);
     m_waves = ComplexView4<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LSQML::chi"),
                                    batch, M, D, D);
-    m_dir_patches = ComplexView3<T, Mem>(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LSQML::dir_patches"), batch, D, D);
     m_step = StepView(Kokkos::view_alloc(space, "ptyko::LSQML::step_sums"), batch);
     m_step_host = Kokkos::create_mirror_view(m_step);
     m_sums = UpdateSums<T, ExecSpace>(space, H, W, M, D, batch);
@@ -270,9 +290,8 @@ class LSQML final : public Solver<T, ExecSpace> {
       // Per-position step sizes; batch means over all ranks.
       double acc[4] = {0, 0, 0, 0};  // sum A1, sum A4 | then sum max(0,x1), sum max(0,x2)
       if (B > 0) {
-        extract_patches(space, m_sums.obj_num, data.positions, idx, m_dir_patches);
-        step_sums<T>(space, B, state.probe, m_sums.probe_num, m_model->patches(), m_dir_patches, m_waves,
-                     m_step, update_probe);
+        step_sums<T>(space, B, state.probe, m_sums.probe_num, m_model->patches(), m_sums.obj_num, data.positions,
+                     idx, m_waves, m_step, update_probe);
         Kokkos::deep_copy(space, m_step_host, m_step);  // device -> host: B x 6 step sums
         fence(space, "ptyko::LSQML::step_sums");
         for (int b = 0; b < B; ++b) {
@@ -317,7 +336,6 @@ class LSQML final : public Solver<T, ExecSpace> {
   SolverOptions m_options;
   std::unique_ptr<ForwardModel<T, ExecSpace>> m_model;
   ComplexView4<T, Mem> m_waves;
-  ComplexView3<T, Mem> m_dir_patches;
   StepView m_step;
   typename StepView::HostMirror m_step_host;
   UpdateSums<T, ExecSpace> m_sums, m_all;
