@@ -20,39 +20,24 @@
 
 #include "pie_common.hpp"
 
-#include <ptyko/kernels/patch.hpp>
 #include <ptyko/kernels/update.hpp>
 
 namespace ptyko::impl {
 
-/// patches(b) <- S_{indices(b)} O (kept for update_exit_waves) and
 /// waves(b) <- scale (2 P S_b O - psi(b)): the reflected estimate fed to Pi_F
 /// (scale = 1/D folds in the orthonormal factor of the FFT that follows).
-/// One pass: the patches are sampled where they are first used.
 template <class T, class ExecSpace>
-void reflect_exit_waves(ExecSpace const& space, ComplexView2<T, typename ExecSpace::memory_space> const& object,
-                        PositionView<T, typename ExecSpace::memory_space> const& positions,
-                        IndexView<typename ExecSpace::memory_space> const& indices,
-                        ComplexView3<T, typename ExecSpace::memory_space> const& probe,
+void reflect_exit_waves(ExecSpace const& space, int B, ComplexView3<T, typename ExecSpace::memory_space> const& probe,
                         ComplexView3<T, typename ExecSpace::memory_space> const& patches,
                         ComplexView4<T, typename ExecSpace::memory_space> const& psi,
                         ComplexView4<T, typename ExecSpace::memory_space> const& waves, T scale) {
-  int const B = int(indices.extent(0));
   int const M = int(probe.extent(0)), D = int(probe.extent(1));
-  auto obj = object;
-  auto pos = positions;
-  auto idx = indices;
   auto P = probe;
   auto S = patches;
   auto X = psi;
   auto W = waves;
   for_each_frame_span(space, "ptyko::DM::reflect", B, D, KOKKOS_LAMBDA(int b, int i, int j0, int j1) {
-        int const n = idx(b);
-        PatchCorner<T> const c(pos(n, 0), pos(n, 1), D);
-        Complex<T> const* r0 = &obj(c.y + i, c.x);
-        Complex<T> const* r1 = &obj(c.y + i + 1, c.x);
-        Complex<T>* s = &S(b, i, 0);
-        for (int j = j0; j < j1; ++j) s[j] = c.sample_rows(r0, r1, j);
+        Complex<T> const* s = &S(b, i, 0);
         for (int m = 0; m < M; ++m) {
           Complex<T> const* p = &P(m, i, 0);
           Complex<T> const* x = &X(b, m, i, 0);
@@ -513,12 +498,13 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
         cost += data.frames.visit([&](auto const& frames) {
           return data_cost(space, NoiseModel::gaussian, B, m_waves, frames, idx, data.mask, T(1e-6));
         });
+      } else {
+        extract_patches(space, state.object, data.positions, idx, m_model->patches());
       }
       if (m_mix_pending) mix_exit_wave_modes<T>(space, psi_of(c), m_mix_dev);  // the true waves, in cache
       // Both orthonormal 1/D factors ride on kernels that run anyway.
       T const inv_d = T(1) / T(data.detector());
-      reflect_exit_waves<T>(space, state.object, data.positions, idx, state.probe, m_model->patches(), psi_of(c),
-                            m_waves, inv_d);
+      reflect_exit_waves<T>(space, B, state.probe, m_model->patches(), psi_of(c), m_waves, inv_d);
       m_model->fft().forward(space, waves, waves, FFTNorm::none);
       double const fourier_error = data.frames.visit([&](auto const& frames) {
         return m_pbound > 0 ? power_bound_projection<T>(space, B, m_waves, frames, idx, data.mask, m_measured,
