@@ -11,6 +11,10 @@
 //      Poisson cost = sum (I - d - d log((I + eps) / (d + eps)))   (>= 0, 0 at a perfect fit)
 // Masked pixels (mask == 0) are never compared with the data: the modulus
 // projection keeps the model value there and the costs skip them.
+// Every kernel here needs all modes of a pixel at once: 1 to
+// max_compiled_modes modes run an instantiation with the count compiled
+// (impl::fourier_row), other counts the run-time loop
+// (impl::fourier_pixel_reduce).
 
 #include <ptyko/kernels/compat.hpp>
 #include <ptyko/kernels/error.hpp>
