@@ -27,9 +27,7 @@
 #include <type_traits>
 #include <vector>
 
-#ifndef PTYKO_BENCH_GIT_REVISION
-#define PTYKO_BENCH_GIT_REVISION "unknown"
-#endif
+#include <ptyko_bench_revision.hpp>  // PTYKO_BENCH_GIT_REVISION, written at build time
 #ifndef PTYKO_BENCH_BUILD_TYPE
 #define PTYKO_BENCH_BUILD_TYPE "unknown"
 #endif
