@@ -142,13 +142,35 @@ struct FootprintScatter {
   }
 };
 
+/// Host spaces with several threads: one object row y0 + r per work item,
+/// taking footprint row y - c.y of every position of the batch that covers
+/// it, in batch order. No two threads write one pixel, so no atomics (a
+/// complex atomic add is a compare-and-swap loop on CPUs), and every pixel
+/// gets its adds in the order one thread gives them: the same sums, bit for
+/// bit, at any thread count.
+template <class T, class Mem, class TargetView, class RowFn>
+struct FootprintRows {
+  FootprintScatter<false, T, Mem, TargetView, RowFn> scatter;
+  int B, y0;
+  KOKKOS_INLINE_FUNCTION void operator()(int r) const {
+    int const y = y0 + r;
+    for (int b = 0; b < B; ++b) {
+      int const n = scatter.idx(b);
+      int const u = y - PatchCorner<T>(scatter.pos(n, 0), scatter.pos(n, 1), scatter.D).y;
+      if (u >= 0 && u <= scatter.D) scatter(b, u, 0, scatter.D + 1);
+    }
+  }
+};
+
 }  // namespace impl
 
 /// target += sum_b S_{indices(b)}^T value(b), where row(b, i) is a device
 /// functor returning a pointer to row i of the value of patch b (D x D, real
 /// or complex). Works per object pixel of each (D+1)x(D+1) footprint, so
-/// each pixel gets one add per position instead of four; the adds are atomic
-/// unless the space runs one thread (Serial). Non-blocking.
+/// each pixel gets one add per position instead of four. One host thread:
+/// footprint rows in batch order, plain adds; several host threads: object
+/// rows, each taking every footprint that covers it in batch order (no
+/// atomics, the one-thread sums); devices: atomic adds. Non-blocking.
 template <class ExecSpace, class TargetView, class RowFn, class T, class Mem>
 void scatter_add_patches(ExecSpace const& space, int B, int D, PositionView<T, Mem> const& positions,
                          IndexView<Mem> const& indices, TargetView const& target, RowFn const& row,
@@ -157,12 +179,27 @@ void scatter_add_patches(ExecSpace const& space, int B, int D, PositionView<T, M
                 "ptyko::scatter_add_patches: Views not accessible from the execution space");
   static_assert(TargetView::rank == 2, "ptyko::scatter_add_patches: target must be (H, W)");
   int const E = D + 1;  // footprint edge
-  if (is_host_space_v<ExecSpace> && space.concurrency() == 1)
-    for_each_frame_span(space, label, B, E,
-                        impl::FootprintScatter<false, T, Mem, TargetView, RowFn>{positions, indices, target, row, D});
-  else
+  impl::FootprintScatter<false, T, Mem, TargetView, RowFn> const plain{positions, indices, target, row, D};
+  if constexpr (is_host_space_v<ExecSpace>) {
+    if (space.concurrency() == 1) {
+      for_each_frame_span(space, label, B, E, plain);
+    } else if (B > 0) {
+      // The object rows the batch's footprints cover (positions and indices
+      // are host memory here).
+      int y0 = 0, y1 = -1;
+      for (int b = 0; b < B; ++b) {
+        int const n = indices(b);
+        int const y = PatchCorner<T>(positions(n, 0), positions(n, 1), D).y;
+        y0 = b == 0 || y < y0 ? y : y0;
+        y1 = b == 0 || y + D > y1 ? y + D : y1;
+      }
+      Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, y1 - y0 + 1),
+                           impl::FootprintRows<T, Mem, TargetView, RowFn>{plain, B, y0});
+    }
+  } else {
     for_each_frame_span(space, label, B, E,
                         impl::FootprintScatter<true, T, Mem, TargetView, RowFn>{positions, indices, target, row, D});
+  }
 }
 
 /// target += sum_b S_{indices(b)}^T patches(b): the adjoint of extract_patches.
