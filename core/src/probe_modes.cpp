@@ -5,8 +5,8 @@
 #include <ptyko/kernels/compat.hpp>
 #include <ptyko/kernels/error.hpp>
 #include <ptyko/kernels/fft.hpp>
+#include <ptyko/kernels/modes.hpp>
 
-#include <KokkosBlas3_gemm.hpp>
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -216,23 +216,31 @@ std::vector<double> orthogonalize_modes(ExecSpace const& space,
     if (recombination) (*recombination)[0] = 1.0;
     return mode_powers<T>(space, probe);
   }
+  // G(a, b) = <P_a, P_b> = sum_k conj(P_a[k]) P_b[k], in double. (KokkosBlas
+  // gemm did this in 19 ms per call with a Kokkos Kernels 4 OpenMP build,
+  // its generic kernel on a 2 x 16384 by 16384 x 2 product: ours is M(M+1)/2
+  // plain reductions, ~0.1 ms.)
   std::size_t const n = probe.extent(1) * probe.extent(2);
-  using Matrix = Kokkos::View<Complex<T>**, Kokkos::LayoutRight, Mem>;
-  Matrix P(probe.data(), M, n);  // the modes as rows of an M x (D*D) matrix
-  Matrix H(Kokkos::view_alloc(space, "ptyko::orthogonalize_modes::gram"), M, M);
-  // H = P P^H, i.e. H(n, m) = <P_m, P_n>: the Gram matrix's transpose.
-  // KokkosBlas 3.4 has no execution-space overload of gemm: it runs on the
-  // default instance of the Views' space, so order it after `space`'s work.
-  fence(space, "ptyko::orthogonalize_modes::before_gemm");
-  KokkosBlas::gemm("N", "C", Complex<T>(1), P, P, Complex<T>(0), H);
-  auto h_H = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), H);  // device -> host: M x M Gram
+  auto const* p = probe.data();
   std::vector<std::complex<double>> G(std::size_t(M) * M);
   for (int a = 0; a < M; ++a)
-    for (int b = 0; b < M; ++b) G[std::size_t(a) * M + b] = {h_H(b, a).real(), h_H(b, a).imag()};
+    for (int b = a; b < M; ++b) {
+      Kokkos::complex<double> s(0);
+      Kokkos::parallel_reduce(
+          "ptyko::orthogonalize_modes::gram", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+          KOKKOS_LAMBDA(std::size_t k, Kokkos::complex<double>& acc) {
+            Complex<T> const x = p[a * n + k], y = p[b * n + k];
+            acc += Kokkos::complex<double>(double(x.real()), -double(x.imag())) *
+                   Kokkos::complex<double>(double(y.real()), double(y.imag()));
+          },
+          s);
+      G[std::size_t(a) * M + b] = {s.real(), s.imag()};
+      G[std::size_t(b) * M + a] = {s.real(), -s.imag()};
+    }
   HermitianEigen eig = hermitian_eigen(G, M);
   if (recombination) *recombination = eig.vectors;
-  // New mode k = sum_m V(m, k) P_m: Q = V^T P.
-  Matrix V(Kokkos::view_alloc(space, "ptyko::orthogonalize_modes::vectors"), M, M);
+  // New mode k = sum_m V(m, k) P_m, in place.
+  ModeMix<T, Mem> V(Kokkos::view_alloc(space, "ptyko::orthogonalize_modes::vectors"), M, M);
   auto h_V = Kokkos::create_mirror_view(V);
   for (int a = 0; a < M; ++a)
     for (int b = 0; b < M; ++b) {
@@ -240,11 +248,7 @@ std::vector<double> orthogonalize_modes(ExecSpace const& space,
       h_V(a, b) = Complex<T>(T(v.real()), T(v.imag()));
     }
   Kokkos::deep_copy(space, V, h_V);  // host -> device: eigenvectors
-  Matrix Q(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::orthogonalize_modes::q"), M, n);
-  fence(space, "ptyko::orthogonalize_modes::eigenvectors_copied");
-  KokkosBlas::gemm("T", "N", Complex<T>(1), V, P, Complex<T>(0), Q);
-  Kokkos::fence();
-  Kokkos::deep_copy(space, P, Q);  // device -> device: recombined modes back into the probe
+  mix_modes<T>(space, as_one_frame(probe), V);
   fence(space, "ptyko::orthogonalize_modes");
   return eig.values;
 }

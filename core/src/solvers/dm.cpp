@@ -20,6 +20,7 @@
 
 #include "pie_common.hpp"
 
+#include <ptyko/kernels/modes.hpp>
 #include <ptyko/kernels/update.hpp>
 
 namespace ptyko::impl {
@@ -70,79 +71,6 @@ void update_exit_waves(ExecSpace const& space, int B, ComplexView3<T, typename E
           }
         }
       });
-}
-
-template <class T, class Mem>
-using ModeMix = Kokkos::View<Complex<T>**, Kokkos::LayoutRight, Mem>;
-
-/// mix_exit_wave_modes for a compiled mode count MC: per pixel every mode
-/// in registers, the M x M coefficients in local arrays, one element-wise
-/// loop over the columns (7x the chunked run-time loop, docs/performance.md).
-template <int MC, class T, class ExecSpace>
-void mix_exit_wave_modes_compiled(ExecSpace const& space,
-                                  ComplexView4<T, typename ExecSpace::memory_space> const& psi,
-                                  ModeMix<T, typename ExecSpace::memory_space> const& V) {
-  int const D = int(psi.extent(2));
-  auto X = psi;
-  auto mix = V;
-  for_each_frame_span(space, "ptyko::DM::mix_exit_wave_modes", int(psi.extent(0)), D,
-                      KOKKOS_LAMBDA(int j, int i, int x0, int x1) {
-                        Complex<T> v[MC * MC];
-                        for (int m = 0; m < MC; ++m)
-                          for (int q = 0; q < MC; ++q) v[m * MC + q] = mix(m, q);
-                        Complex<T>* row[MC];
-                        for (int m = 0; m < MC; ++m) row[m] = &X(j, m, i, 0);
-                        for (int k = x0; k < x1; ++k) {
-                          Complex<T> old[MC];
-                          for (int m = 0; m < MC; ++m) old[m] = row[m][k];
-                          for (int q = 0; q < MC; ++q) {
-                            Complex<T> sum(0);
-                            for (int m = 0; m < MC; ++m) sum += v[m * MC + q] * old[m];
-                            row[q][k] = sum;
-                          }
-                        }
-                      });
-}
-
-/// psi(j, k) <- sum_m V(m, k) psi(j, m) for every position and pixel (at
-/// most 16 modes). Compiled mode counts (with_compiled_modes) take
-/// mix_exit_wave_modes_compiled; others row spans in chunks of columns: the
-/// old values of every mode in a local array, then element-wise loops.
-/// Non-blocking.
-template <class T, class ExecSpace>
-void mix_exit_wave_modes(ExecSpace const& space, ComplexView4<T, typename ExecSpace::memory_space> const& psi,
-                         ModeMix<T, typename ExecSpace::memory_space> const& V) {
-  int const M = int(psi.extent(1)), D = int(psi.extent(2));
-  PTYKO_ASSERT(M <= max_probe_modes, "mix_exit_wave_modes: at most ", max_probe_modes, " modes");
-  if (M <= max_compiled_modes) {
-    with_compiled_modes(M, [&](auto mc) {
-      constexpr int MC = decltype(mc)::value;
-      if constexpr (MC > 0) mix_exit_wave_modes_compiled<MC, T>(space, psi, V);
-    });
-    return;
-  }
-  auto X = psi;
-  auto mix = V;
-  for_each_frame_span(space, "ptyko::DM::mix_exit_wave_modes", int(psi.extent(0)), D,
-                      KOKKOS_LAMBDA(int j, int i, int x0, int x1) {
-                        constexpr int chunk = span_chunk_v<ExecSpace>;
-                        for (int c0 = x0; c0 < x1; c0 += chunk) {
-                          int const n = x1 - c0 < chunk ? x1 - c0 : chunk;
-                          Complex<T> old[max_probe_modes][chunk];
-                          for (int m = 0; m < M; ++m) {
-                            Complex<T> const* row = &X(j, m, i, c0);
-                            for (int k = 0; k < n; ++k) old[m][k] = row[k];
-                          }
-                          for (int q = 0; q < M; ++q) {
-                            Complex<T>* row = &X(j, q, i, c0);
-                            for (int k = 0; k < n; ++k) row[k] = Complex<T>(0);
-                            for (int m = 0; m < M; ++m) {
-                              Complex<T> const v = mix(m, q);
-                              for (int k = 0; k < n; ++k) row[k] += v * old[m][k];
-                            }
-                          }
-                        }
-                      });
 }
 
 /// Per frame b: the frame's mean squared amplitude error against the data
@@ -501,7 +429,7 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
       } else {
         extract_patches(space, state.object, data.positions, idx, m_model->patches());
       }
-      if (m_mix_pending) mix_exit_wave_modes<T>(space, psi_of(c), m_mix_dev);  // the true waves, in cache
+      if (m_mix_pending) mix_modes<T>(space, psi_of(c), m_mix_dev);  // the true waves, in cache
       // Both orthonormal 1/D factors ride on kernels that run anyway.
       T const inv_d = T(1) / T(data.detector());
       reflect_exit_waves<T>(space, B, state.probe, m_model->patches(), psi_of(c), m_waves, inv_d);
@@ -547,13 +475,8 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
   ComplexView3<T, Mem> probe_for_stored_waves(ExecSpace const& space, ComplexView3<T, Mem> const& probe) {
     if (!m_mix_pending) return probe;
     Kokkos::deep_copy(space, m_probe_mixed, probe);  // device -> device: probe-sized
-    mix_exit_wave_modes<T>(space, as_one_frame(m_probe_mixed), m_mix_adj_dev);
+    mix_modes<T>(space, as_one_frame(m_probe_mixed), m_mix_adj_dev);
     return m_probe_mixed;
-  }
-
-  /// A probe-shaped View (M, D, D) as one frame of waves (1, M, D, D).
-  static Waves as_one_frame(ComplexView3<T, Mem> const& v) {
-    return Waves(v.data(), 1, v.extent(0), v.extent(1), v.extent(2));
   }
 
   void overlap_object(ExecSpace const& space, typename Base::Data const& data, typename Base::St& state,
@@ -584,7 +507,7 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
       add_patch_intensity(space, B, m_model->patches(), m_sums.probe_w);
     }
     // sum_j conj(S_j O) (psi_j A)_k = sum_m A(m, k) (sum_j conj(S_j O) psi_jm).
-    if (m_mix_pending) mix_exit_wave_modes<T>(space, as_one_frame(m_sums.probe_num), m_mix_dev);
+    if (m_mix_pending) mix_modes<T>(space, as_one_frame(m_sums.probe_num), m_mix_dev);
     sync.sum_probe(space, m_sums.probe_num, m_sums.probe_w);
     double const w_max = sync.max(max_value(space, m_sums.probe_w));
     apply_weighted_average(space, state.probe, m_sums.probe_num, m_sums.probe_w, 1e-4 * w_max);
