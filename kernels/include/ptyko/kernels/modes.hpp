@@ -21,9 +21,8 @@ using ModeMix = Kokkos::View<Complex<T>**, Kokkos::LayoutRight, Mem>;
 /// registers, the M x M coefficients in local arrays, one element-wise loop
 /// over the columns (7x the chunked run-time loop, docs/performance.md).
 template <int MC, class T, class ExecSpace>
-void mix_modes_compiled(ExecSpace const& space,
-                                  ComplexView4<T, typename ExecSpace::memory_space> const& psi,
-                                  ModeMix<T, typename ExecSpace::memory_space> const& V) {
+void mix_modes_compiled(ExecSpace const& space, ComplexView4<T, typename ExecSpace::memory_space> const& psi,
+                        ModeMix<T, typename ExecSpace::memory_space> const& V) {
   int const D = int(psi.extent(2));
   auto X = psi;
   auto mix = V;
@@ -55,7 +54,7 @@ void mix_modes_compiled(ExecSpace const& space,
 /// Non-blocking.
 template <class T, class ExecSpace>
 void mix_modes(ExecSpace const& space, ComplexView4<T, typename ExecSpace::memory_space> const& psi,
-                         ModeMix<T, typename ExecSpace::memory_space> const& V) {
+               ModeMix<T, typename ExecSpace::memory_space> const& V) {
   int const M = int(psi.extent(1)), D = int(psi.extent(2));
   PTYKO_ASSERT(M <= max_probe_modes, "mix_modes: at most ", max_probe_modes, " modes");
   if (M <= max_compiled_modes) {
