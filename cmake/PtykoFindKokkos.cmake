@@ -1,13 +1,13 @@
-# ptyko_find_kokkos(): find Kokkos and Kokkos Kernels and give both usable
-# targets: Kokkos::kokkos and ptyko_deps::kokkoskernels.
+# ptyko_find_kokkos(): find Kokkos and make Kokkos::kokkos usable.
 #
-# Debian's Trilinos build (Kokkos 3.4.1) has two quirks handled here:
-#  * Kokkos::kokkos carries INTERFACE_INCLUDE_DIRECTORIES "/usr/lib/include",
-#    a folder that does not exist; we reset it to ${Kokkos_INCLUDE_DIRS}.
-#  * KokkosKernels has no namespaced target and no version file; its
-#    variables KokkosKernels_LIBRARIES / _INCLUDE_DIRS are wrapped in an
-#    INTERFACE target of ours.
-# Upstream Kokkos 4.x installs export Kokkos::kokkos and Kokkos::kokkoskernels.
+# Debian's Trilinos build (Kokkos 3.4.1) carries INTERFACE_INCLUDE_DIRECTORIES
+# "/usr/lib/include" on Kokkos::kokkos, a folder that does not exist; we reset
+# it to ${Kokkos_INCLUDE_DIRS}. Upstream Kokkos 4.x installs need nothing.
+#
+# ptyko needs Kokkos core only. Kokkos Kernels is not searched for: its one use
+# (KokkosBlas gemm for the probe modes' Gram matrix) was replaced in 9907103 by
+# reductions that were faster on every backend we measured, and requiring it
+# cost users with their own Kokkos 4 an extra build.
 macro(ptyko_find_kokkos)
   find_package(Kokkos REQUIRED)
   if(NOT TARGET Kokkos::kokkos)
@@ -44,24 +44,6 @@ macro(ptyko_find_kokkos)
     endif()
   endforeach()
 
-  find_package(KokkosKernels REQUIRED)
-  # An imported target, so that ptykoConfig.cmake can make it again for users
-  # by running this same macro (imported targets are not exported).
-  if(NOT TARGET ptyko_deps::kokkoskernels)
-    add_library(ptyko_deps::kokkoskernels INTERFACE IMPORTED GLOBAL)
-    if(TARGET Kokkos::kokkoskernels)
-      target_link_libraries(ptyko_deps::kokkoskernels INTERFACE Kokkos::kokkoskernels)
-    else()
-      get_filename_component(_ptyko_kkinc "${KokkosKernels_INCLUDE_DIRS}" ABSOLUTE)
-      set(_ptyko_kklibs "")
-      foreach(_lib IN LISTS KokkosKernels_LIBRARIES)
-        find_library(_ptyko_lib_${_lib} NAMES ${_lib} HINTS ${KokkosKernels_LIBRARY_DIRS} REQUIRED)
-        list(APPEND _ptyko_kklibs ${_ptyko_lib_${_lib}})
-      endforeach()
-      target_include_directories(ptyko_deps::kokkoskernels SYSTEM INTERFACE ${_ptyko_kkinc})
-      target_link_libraries(ptyko_deps::kokkoskernels INTERFACE ${_ptyko_kklibs} Kokkos::kokkos)
-    endif()
-  endif()
   message(STATUS "ptyko: Kokkos ${Kokkos_VERSION} (CUDA=${Kokkos_ENABLE_CUDA} HIP=${Kokkos_ENABLE_HIP} "
                  "OpenMP=${Kokkos_ENABLE_OPENMP} Serial=${Kokkos_ENABLE_SERIAL})")
 endmacro()

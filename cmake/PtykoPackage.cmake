@@ -40,10 +40,9 @@ install(EXPORT ptykoTargets
   NAMESPACE ptyko::
   DESTINATION ${Ptyko_INSTALL_CMAKEDIR})
 
-# Where this build found Kokkos and Kokkos Kernels: ptykoConfig.cmake looks
+# Where this build found Kokkos: ptykoConfig.cmake looks
 # there first unless the user points elsewhere (Kokkos_ROOT, Kokkos_DIR).
 set(PTYKO_KOKKOS_DIR "${Kokkos_DIR}")
-set(PTYKO_KOKKOSKERNELS_DIR "${KokkosKernels_DIR}")
 
 set(_ptyko_dep_files
   ${PROJECT_SOURCE_DIR}/cmake/PtykoDependencies.cmake
