@@ -206,7 +206,11 @@ inline std::string take_flag(int& argc, char** argv, std::string const& name, st
 /// single run; time per iteration and every user counter (rates as x/s).
 class MarkdownReporter : public benchmark::BenchmarkReporter {
  public:
-  explicit MarkdownReporter(std::string title) : m_title(std::move(title)) {}
+  /// \param reference [in] when not empty, the benchmark whose bytes/s every
+  ///   row of the same arguments ("name/D:128/B:16") is divided by, in an
+  ///   extra column "of <reference>" (e.g. the device copy bandwidth)
+  explicit MarkdownReporter(std::string title, std::string reference = {})
+      : m_title(std::move(title)), m_reference(std::move(reference)) {}
 
   bool ReportContext(Context const& context) override {
     m_context = context.cpu_info.num_cpus;
@@ -245,16 +249,28 @@ class MarkdownReporter : public benchmark::BenchmarkReporter {
     out << "ptyko " << PTYKO_BENCH_GIT_REVISION << " (" << PTYKO_BENCH_BUILD_TYPE << "), Kokkos "
         << KOKKOS_VERSION / 10000 << "." << KOKKOS_VERSION / 100 % 100 << "." << KOKKOS_VERSION % 100 << " "
         << exec_space_name() << ", " << fft_backend_name() << ", timer: " << timer_name() << "\n\n";
+    auto const reference_rates = reference_bytes_per_second();
+    bool const fractions = !reference_rates.empty();
     out << "| benchmark | time |";
     for (auto const& c : m_columns) out << " " << c << " |";
+    if (fractions) out << " of " << m_reference << " |";
     out << "\n|---|---:|";
-    for (std::size_t i = 0; i < m_columns.size(); ++i) out << "---:|";
+    for (std::size_t i = 0; i < m_columns.size() + (fractions ? 1 : 0); ++i) out << "---:|";
     out << "\n";
     for (auto const& row : m_rows) {
       out << "| " << row.name << " | " << row.time << " |";
       for (auto const& c : m_columns) {
         auto it = row.counters.find(c);
         out << " " << (it == row.counters.end() ? std::string() : format_counter(c, it->second)) << " |";
+      }
+      if (fractions) {
+        auto const ref = reference_rates.find(arguments_of(row.name));
+        auto const bw = row.counters.find("bytes/s");
+        out << " "
+            << (ref == reference_rates.end() || bw == row.counters.end() || ref->second <= 0
+                    ? std::string()
+                    : fixed(100 * bw->second / ref->second, 0) + " %")
+            << " |";
       }
       out << "\n";
     }
@@ -266,6 +282,23 @@ class MarkdownReporter : public benchmark::BenchmarkReporter {
     std::string name, time;
     std::map<std::string, double> counters;
   };
+
+  /// "kernel/D:128/B:16" -> "/D:128/B:16"
+  static std::string arguments_of(std::string const& name) {
+    auto const slash = name.find('/');
+    return slash == std::string::npos ? std::string() : name.substr(slash);
+  }
+  /// bytes/s of the reference benchmark, by arguments.
+  std::map<std::string, double> reference_bytes_per_second() const {
+    std::map<std::string, double> rates;
+    if (m_reference.empty()) return rates;
+    for (auto const& row : m_rows) {
+      auto const bw = row.counters.find("bytes/s");
+      if (row.name.compare(0, m_reference.size() + 1, m_reference + "/") == 0 && bw != row.counters.end())
+        rates[arguments_of(row.name)] = bw->second;
+    }
+    return rates;
+  }
 
   static double seconds_per_unit(benchmark::TimeUnit u) {
     switch (u) {
@@ -290,7 +323,7 @@ class MarkdownReporter : public benchmark::BenchmarkReporter {
     return si(v, "", 4);
   }
 
-  std::string m_title;
+  std::string m_title, m_reference;
   int m_context = 0;
   std::vector<std::string> m_columns;
   std::vector<Row> m_rows;

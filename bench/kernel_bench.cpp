@@ -51,6 +51,10 @@
 //                          bytes HW (8 field read + 8 num + 4 weight + 8 field write)
 //                          flops 8 HW
 //   fft_forward_measure    as fft_forward, plan built with FFTW_MEASURE instead of FFTW_ESTIMATE
+//   reference_copy         (not a ptyko kernel) Kokkos::deep_copy of the B x M waves into
+//                          another View of the same space: bytes 2 * 8 B M n, no flops - the
+//                          device copy bandwidth; the markdown table gives every kernel's
+//                          bytes/s as a fraction of it ("of copy")
 //   reference_triad        (not a ptyko kernel) w += 0.5 v over B x M frames, flat:
 //                          bytes 3 * 8 B M n, flops 4 B M n - the achievable element-wise bandwidth
 //   reference_exit_waves_rows (not a ptyko kernel) exit_waves with one work item per
@@ -349,6 +353,18 @@ void BM_orthogonalize_modes(benchmark::State& state) {
 
 // --- References (not ptyko kernels): what this machine does on the same data ---
 
+/// A device-to-device copy of the batch of waves (Kokkos::deep_copy between
+/// two Views of the execution space's memory): the copy bandwidth the
+/// kernels' bytes/s are compared with. bytes 2 * 8 B M n.
+void BM_reference_copy(benchmark::State& state) {
+  Exec space;
+  Fixture& f = fixture(space, int(state.range(0)), int(state.range(1)));
+  ComplexView4<T, Mem> copy(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "bench::copy"), f.B, M, f.D,
+                            f.D);
+  timed_loop(state, space, [&] { Kokkos::deep_copy(space, copy, f.waves); });
+  set_rates(state, 16.0 * f.B * M * f.n(), 0, f.B);
+}
+
 /// STREAM-like triad over a batch of waves: w = w + s v (flat, contiguous),
 /// the bandwidth an element-wise pass over B x M frames can reach.
 /// bytes 3 * 8 B M n, flops 4 B M n.
@@ -413,6 +429,7 @@ void register_all(bool full) {
       {"add_illumination", BM_add_illumination},
       {"patch_adjoint_product", BM_patch_adjoint_product},
       {"add_patch_intensity", BM_add_patch_intensity},
+      {"reference_copy", BM_reference_copy},
       {"reference_triad", BM_reference_triad},
       {"reference_exit_waves_rows", BM_reference_exit_waves_rows},
   };
@@ -455,7 +472,7 @@ int main(int argc, char** argv) {
   register_all(full);
   int rc = 0;
   if (markdown) {
-    bench::MarkdownReporter md("Kernels (float32, M = 2 modes; median of repetitions)");
+    bench::MarkdownReporter md("Kernels (float32, M = 2 modes; median of repetitions)", "reference_copy");
     benchmark::RunSpecifiedBenchmarks(&md);
   } else {
     benchmark::RunSpecifiedBenchmarks();
