@@ -54,7 +54,8 @@ class RPIE final : public Solver<T, ExecSpace> {
       auto maxima = m_sums.reduce(space, sync, update_probe);
       bool const all = m_options.illumination == IlluminationNorm::all;
       apply_preconditioned_update(space, tiles, state.object, m_sums.obj_num, all ? m_all.obj_w : m_sums.obj_w,
-                                  m_options.alpha, all ? all_max[0] : maxima[0], step);
+                                  m_options.alpha, all ? all_max[0] : maxima[0], step,
+                                  m_sums.zero_numerator_after_use());
       if (update_probe) {
         apply_preconditioned_update(space, state.probe, m_sums.probe_num,
                                     all ? m_all.probe_w : m_sums.probe_w, m_options.beta,

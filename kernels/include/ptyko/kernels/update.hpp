@@ -133,22 +133,31 @@ void apply_preconditioned_update(ExecSpace const& space, FieldView const& field,
                       });
 }
 
+/// What a tiled object pass leaves in the per-batch sum it reads.
+/// `zeroed`: the pass writes 0 behind itself, so the sum is clear for the
+/// next batch without a zeroing pass of its own (the pass has the sum's
+/// cache lines anyway; on a large object this saves a trip to memory).
+enum class SumAfterUse { kept, zeroed };
+
 /// The same update of an (H, W) object over the tiles of a batch, where all
 /// of its non-zero numerators lie. Non-blocking.
 template <class ExecSpace, class T, class Mem>
 void apply_preconditioned_update(ExecSpace const& space, TileList<Mem> const& tiles, ComplexView2<T, Mem> const& field,
                                  ComplexView2<T, Mem> const& num, RealView2<T, Mem> const& weight, double alpha,
-                                 double w_max, double step = 1.0) {
+                                 double w_max, double step = 1.0, SumAfterUse after = SumAfterUse::kept) {
   auto f = field;
   auto u = num;
   auto w = weight;
+  bool const zero = after == SumAfterUse::zeroed;
   PreconditionedStep<T> const op(alpha, w_max, step);
   for_each_tile_span(space, "ptyko::apply_preconditioned_update(tiles)", tiles, int(field.extent(0)),
                      int(field.extent(1)), KOKKOS_LAMBDA(int y, int x0, int x1) {
                        Complex<T>* fr = &f(y, 0);
-                       Complex<T> const* ur = &u(y, 0);
+                       Complex<T>* ur = &u(y, 0);
                        T const* wr = &w(y, 0);
                        for (int x = x0; x < x1; ++x) op(fr[x], ur[x], wr[x]);
+                       if (zero)
+                         for (int x = x0; x < x1; ++x) ur[x] = Complex<T>(0);
                      });
 }
 
@@ -203,15 +212,18 @@ void add_scaled(ExecSpace const& space, View const& field, View const& dir, doub
 /// object += step * dir over the tiles of a batch. Non-blocking.
 template <class ExecSpace, class T, class Mem>
 void add_scaled(ExecSpace const& space, TileList<Mem> const& tiles, ComplexView2<T, Mem> const& field,
-                ComplexView2<T, Mem> const& dir, double step) {
+                ComplexView2<T, Mem> const& dir, double step, SumAfterUse after = SumAfterUse::kept) {
   auto f = field;
   auto d = dir;
   T const s(step);
+  bool const zero = after == SumAfterUse::zeroed;
   for_each_tile_span(space, "ptyko::add_scaled(tiles)", tiles, int(field.extent(0)), int(field.extent(1)),
                      KOKKOS_LAMBDA(int y, int x0, int x1) {
                        Complex<T>* fr = &f(y, 0);
-                       Complex<T> const* dr = &d(y, 0);
+                       Complex<T>* dr = &d(y, 0);
                        for (int x = x0; x < x1; ++x) fr[x] += s * dr[x];
+                       if (zero)
+                         for (int x = x0; x < x1; ++x) dr[x] = Complex<T>(0);
                      });
 }
 
@@ -229,6 +241,18 @@ void zero_tiles(ExecSpace const& space, TileList<Mem> const& tiles, ComplexView2
                          ur[x] = Complex<T>(0);
                          wr[x] = T(0);
                        }
+                     });
+}
+
+/// weight = 0 over the tiles (the numerator was zeroed by the pass that
+/// used it, SumAfterUse::zeroed). Non-blocking.
+template <class ExecSpace, class T, class Mem>
+void zero_tiles(ExecSpace const& space, TileList<Mem> const& tiles, RealView2<T, Mem> const& weight) {
+  auto w = weight;
+  for_each_tile_span(space, "ptyko::zero_tiles(weights)", tiles, int(weight.extent(0)), int(weight.extent(1)),
+                     KOKKOS_LAMBDA(int y, int x0, int x1) {
+                       T* wr = &w(y, 0);
+                       for (int x = x0; x < x1; ++x) wr[x] = T(0);
                      });
 }
 

@@ -50,16 +50,31 @@ class UpdateSums {
     Kokkos::deep_copy(space, obj_w, T(0));
     m_written = TileList<Mem>();
     m_tiled = false;
+    m_num_zeroed = false;
     if (probe) zero_probe(space);
   }
 
   /// Starts a batch whose object sums lie in `tiles`: zeroes the tiles the
   /// previous batch wrote (the rest of the object sums is already zero).
   void begin_batch(ExecSpace const& space, TileList<Mem> const& tiles, bool probe) {
-    if (m_written.extent(0) > 0) zero_tiles(space, m_written, obj_num, obj_w);
+    if (m_written.extent(0) > 0) {
+      if (m_num_zeroed)
+        zero_tiles(space, m_written, obj_w);
+      else
+        zero_tiles(space, m_written, obj_num, obj_w);
+    }
     m_written = tiles;
     m_tiled = true;
+    m_num_zeroed = false;
     if (probe) zero_probe(space);
+  }
+
+  /// The object pass of this batch that read obj_num last zeroed it behind
+  /// itself (SumAfterUse::zeroed): the next begin_batch zeroes obj_w only.
+  /// Use the returned value as that pass's argument.
+  SumAfterUse zero_numerator_after_use() {
+    m_num_zeroed = m_tiled;
+    return m_tiled ? SumAfterUse::zeroed : SumAfterUse::kept;
   }
 
   /// Caches sum_m |P_m|^2 of `probe` for the illumination sums: call it
@@ -119,6 +134,7 @@ class UpdateSums {
 
   TileList<Mem> m_written;  ///< tiles of the current batch (when m_tiled)
   bool m_tiled = false;     ///< false: the sums may span the whole object
+  bool m_num_zeroed = false;  ///< obj_num is already zero on m_written
   RealView2<T, Mem> m_probe_int;
   ComplexView3<T, Mem> m_products;
 };
