@@ -14,6 +14,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <string>
+#include <type_traits>
 
 namespace ptyko {
 
@@ -89,12 +90,26 @@ void extract_patches(ExecSpace const& space, ComplexView2<T, Mem> const& object,
 
 namespace impl {
 
+template <class V>
+struct is_kokkos_complex : std::false_type {};
+template <class R>
+struct is_kokkos_complex<Kokkos::complex<R>> : std::true_type {};
+
+/// *target += x, atomically when Atomic. A complex value is added as its two
+/// real parts, each a hardware atomic add (PTX red.add.f32 / .f64): Kokkos's
+/// atomic_add on a whole Kokkos::complex is a 64-bit compare-and-swap loop
+/// for float and goes through a lock array for double (16 bytes). The sum
+/// is the same; only the two parts are no longer updated as one.
 template <bool Atomic, class V>
 KOKKOS_INLINE_FUNCTION void add_to(V* target, V const& x) {
-  if constexpr (Atomic)
-    Kokkos::atomic_add(target, x);
-  else
+  if constexpr (!Atomic) {
     *target += x;
+  } else if constexpr (is_kokkos_complex<V>::value) {
+    Kokkos::atomic_add(&target->real(), x.real());
+    Kokkos::atomic_add(&target->imag(), x.imag());
+  } else {
+    Kokkos::atomic_add(target, x);
+  }
 }
 
 /// Row spans of the (D+1) x (D+1) footprints of a batch: footprint row u,
