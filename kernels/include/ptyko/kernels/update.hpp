@@ -158,7 +158,7 @@ void apply_preconditioned_update(ExecSpace const& space, TileList<Mem> const& ti
                        for (int x = x0; x < x1; ++x) op(fr[x], ur[x], wr[x]);
                        if (zero)
                          for (int x = x0; x < x1; ++x) ur[x] = Complex<T>(0);
-                     });
+                     }, prefetch_rows_of(f, u, w));
 }
 
 /// dir <- dir / sqrt(((1 - alpha) w)^2 + (alpha w_max)^2): LSQML's
@@ -193,7 +193,7 @@ void precondition_direction(ExecSpace const& space, TileList<Mem> const& tiles, 
                        Complex<T>* dr = &d(y, 0);
                        T const* wr = &w(y, 0);
                        for (int x = x0; x < x1; ++x) op(dr[x], wr[x]);
-                     });
+                     }, prefetch_rows_of(d, w));
 }
 
 /// field += step * dir (same shapes). Non-blocking.
@@ -224,7 +224,7 @@ void add_scaled(ExecSpace const& space, TileList<Mem> const& tiles, ComplexView2
                        for (int x = x0; x < x1; ++x) fr[x] += s * dr[x];
                        if (zero)
                          for (int x = x0; x < x1; ++x) dr[x] = Complex<T>(0);
-                     });
+                     }, prefetch_rows_of(f, d));
 }
 
 /// num = 0 and weight = 0 over the tiles. Non-blocking.
@@ -241,7 +241,7 @@ void zero_tiles(ExecSpace const& space, TileList<Mem> const& tiles, ComplexView2
                          ur[x] = Complex<T>(0);
                          wr[x] = T(0);
                        }
-                     });
+                     }, prefetch_rows_of(u, w));
 }
 
 /// weight = 0 over the tiles (the numerator was zeroed by the pass that
@@ -253,7 +253,7 @@ void zero_tiles(ExecSpace const& space, TileList<Mem> const& tiles, RealView2<T,
                      KOKKOS_LAMBDA(int y, int x0, int x1) {
                        T* wr = &w(y, 0);
                        for (int x = x0; x < x1; ++x) wr[x] = T(0);
-                     });
+                     }, prefetch_rows_of(w));
 }
 
 /// field = (num + inertia field) / (weight + inertia): DM's overlap
@@ -292,7 +292,7 @@ void clip_amplitude(ExecSpace const& space, TileList<Mem> const& tiles, ComplexV
                          T const a = math::sqrt(math::norm2(row[x]));
                          row[x] *= a > limit ? limit / a : T(1);
                        }
-                     });
+                     }, prefetch_rows_of(o));
 }
 
 /// Multiplies every element of a complex View by a real scalar. Non-blocking.
