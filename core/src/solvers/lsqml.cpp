@@ -124,6 +124,7 @@ void step_sums_rows(ExecSpace const& space, int B, StepSumsViews<T, typename Exe
           Complex<T> const* s = &v.S(b, i, 0);
           Complex<T> const* d0 = v.dir_row(c, i);
           Complex<T> const* d1 = v.dir_row(c, i + 1);
+          if (i + 3 <= D) prefetch_host(v.dir_row(c, i + 3), (D + 1) * sizeof(Complex<T>));  // row i + 2's
           for (int c0 = 0; c0 < D; c0 += lanes) {
             int const n = D - c0 < lanes ? D - c0 : lanes;
             Complex<T> ds[lanes];
@@ -194,6 +195,7 @@ void step_sums_rows_compiled(ExecSpace const& space, int B,
           for (int q = 0; q < 6 * N; ++q) lane[q] = T(0);
           Complex<T> const* d0 = v.dir_row(c, i);
           Complex<T> const* d1 = v.dir_row(c, i + 1);
+          if (i + 3 <= D) prefetch_host(v.dir_row(c, i + 3), (D + 1) * sizeof(Complex<T>));  // row i + 2's
           if (v.with_probe)
             step_row<MC, N, true>(p, dp, &v.S(b, i, 0), c, d0, d1, x, D, lane);
           else

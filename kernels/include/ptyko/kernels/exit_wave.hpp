@@ -61,6 +61,8 @@ void extract_exit_waves(ExecSpace const& space, ComplexView2<T, Mem> const& obje
         PatchCorner<T> const c(pos(n, 0), pos(n, 1), D);
         Complex<T> const* r0 = &obj(c.y + i, c.x);
         Complex<T> const* r1 = &obj(c.y + i + 1, c.x);
+        // Host rows: ask for the object row that row i + 2 reads first.
+        if (j1 - j0 > 1 && i + 3 <= D) prefetch_host(&obj(c.y + i + 3, c.x), (D + 1) * sizeof(Complex<T>));
         Complex<T>* s = &S(b, i, 0);
         for (int j = j0; j < j1; ++j) s[j] = c.sample_rows(r0, r1, j);
         for (int m = 0; m < M; ++m) {

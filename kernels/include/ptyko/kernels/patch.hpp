@@ -83,6 +83,8 @@ void extract_patches(ExecSpace const& space, ComplexView2<T, Mem> const& object,
         PatchCorner<T> const c(pos(n, 0), pos(n, 1), D);
         Complex<T> const* r0 = &obj(c.y + i, c.x);
         Complex<T> const* r1 = &obj(c.y + i + 1, c.x);
+        // Host rows: ask for the object row that row i + 2 reads first.
+        if (j1 - j0 > 1 && i + 3 <= D) prefetch_host(&obj(c.y + i + 3, c.x), (D + 1) * sizeof(Complex<T>));
         Complex<T>* o = &out(b, i, 0);
         for (int j = j0; j < j1; ++j) o[j] = c.sample_rows(r0, r1, j);
       });
@@ -135,6 +137,8 @@ struct FootprintScatter {
     auto const* r0 = u > 0 ? row(b, u - 1) : nullptr;  // patch row u - 1
     auto* o = &out(c.y + u, c.x);
     using V = typename TargetView::non_const_value_type;
+    // Host rows: ask for the object row that footprint row u + 2 adds to.
+    if (v1 - v0 > 1 && u + 2 <= D) prefetch_host(&out(c.y + u + 2, c.x), (D + 1) * sizeof(V));
     int v = v0;
     if (r0 != nullptr && r1 != nullptr) {
       // Inner footprint rows: the columns 1..D-1 without conditions (the

@@ -110,19 +110,11 @@ struct TileRowPrefetch {
     return *this;
   }
 
-  /// Prefetches row y of every array, columns [x0, x1), one request per
-  /// 64-byte line. Host code only.
+  /// Prefetches row y of every array, columns [x0, x1) (prefetch_host).
   KOKKOS_INLINE_FUNCTION void rows(int y, int x0, int x1) const {
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__) && \
-    !defined(__SYCL_DEVICE_ONLY__)
-    for (int a = 0; a < arrays; ++a) {
-      char const* p = base[a] + std::size_t(y) * row_bytes[a];
-      for (std::size_t b = std::size_t(x0) * value_bytes[a]; b < std::size_t(x1) * value_bytes[a]; b += 64)
-        __builtin_prefetch(p + b);
-    }
-#else
-    (void)y, (void)x0, (void)x1;
-#endif
+    for (int a = 0; a < arrays; ++a)
+      prefetch_host(base[a] + std::size_t(y) * row_bytes[a] + std::size_t(x0) * value_bytes[a],
+                    std::size_t(x1 - x0) * value_bytes[a]);
   }
 };
 
