@@ -120,6 +120,18 @@ TEST(TilesHost, CentresOutsideTouchNothingAndClipping) {
   EXPECT_EQ(footprint_tiles({}, D, H, W).size(), 0u);
 }
 
+// make_tile_list marks runs of tiles that follow each other along an object
+// row: the first tile carries the run's length, the others 0.
+TEST(TilesHost, RunsOfAdjacentTiles) {
+  int const e = tile_edge;
+  std::vector<std::array<int, 2>> const origins{{0, 0},     {0, e},     {0, 2 * e}, {0, 4 * e},
+                                                {e, 0},     {e, e},     {2 * e, 3 * e}};
+  auto tiles = make_tile_list<Kokkos::HostSpace>(origins, "tiles");
+  std::vector<int> runs;
+  for (std::size_t k = 0; k < tiles.extent(0); ++k) runs.push_back(tiles(k, 2));
+  EXPECT_EQ(runs, (std::vector<int>{3, 0, 0, 1, 2, 0, 1}));
+}
+
 TYPED_TEST(Tiles, TiledPassesMatchWholeObjectPasses) {
   using T = TypeParam;
   using C = Complex<T>;
@@ -144,9 +156,17 @@ TYPED_TEST(Tiles, TiledPassesMatchWholeObjectPasses) {
   EXPECT_EQ(w_max, double(*std::max_element(hw0.data(), hw0.data() + hw0.span())));
   EXPECT_EQ(max_over_tiles(space, tiles, w), w_max);
 
+  ComplexView2<T, MemSpace> obj_zeroing("obj_zeroing", H, W), num_copy("num_copy", H, W);
+  Kokkos::deep_copy(obj_zeroing, obj_tiled);
+  Kokkos::deep_copy(num_copy, num);
   apply_preconditioned_update(space, obj_flat, num, w, 0.3, w_max, 0.7);
   apply_preconditioned_update(space, tiles, obj_tiled, num, w, 0.3, w_max, 0.7);
   EXPECT_EQ(max_abs_diff(obj_flat, obj_tiled), 0.0);
+  // The same update zeroing the numerator behind it: the same object, and
+  // the numerator zero everywhere (it was zero outside the tiles already).
+  apply_preconditioned_update(space, tiles, obj_zeroing, num_copy, w, 0.3, w_max, 0.7, SumAfterUse::zeroed);
+  EXPECT_EQ(max_abs_diff(obj_zeroing, obj_tiled), 0.0);
+  EXPECT_EQ(max_abs_diff(num_copy, ComplexView2<T, MemSpace>("zero", H, W)), 0.0);
 
   ComplexView2<T, MemSpace> dir_flat("dir_flat", H, W);
   Kokkos::deep_copy(dir_flat, num);
@@ -178,6 +198,13 @@ TYPED_TEST(Tiles, TiledPassesMatchWholeObjectPasses) {
       EXPECT_EQ(hn(y, x), in ? C(0) : before(y, x));
       EXPECT_EQ(hw(y, x), in ? T(0) : T(2));
     }
+
+  // zero_tiles on the weights alone
+  Kokkos::deep_copy(w, T(2));
+  zero_tiles(space, tiles, w);
+  auto hw2 = test::host_copy(w);
+  for (int y = 0; y < H; ++y)
+    for (int x = 0; x < W; ++x) EXPECT_EQ(hw2(y, x), set.count({y / tile_edge, x / tile_edge}) > 0 ? T(0) : T(2));
 
   // No tiles: nothing to do, maximum 0.
   TileList<MemSpace> none("none", 0);

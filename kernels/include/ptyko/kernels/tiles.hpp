@@ -24,9 +24,16 @@ namespace ptyko {
 /// values four times over), and 1024 pixels per tile for GPU blocks.
 inline constexpr int tile_edge = 32;
 
-/// (n, 2) tile origins (y0, x0), multiples of tile_edge, in object pixels.
+/// (n, 3) tiles: origin (y0, x0), multiples of tile_edge, in object pixels,
+/// and in column 2 the run: for the first tile of a run of tiles that
+/// follow each other in the list along one object row (same y0, x0 growing
+/// by tile_edge), the run's length in tiles; 0 for the run's other tiles.
+/// Host passes walk a run row by row (one contiguous span of up to a whole
+/// footprint's width per object row instead of one per tile: fewer and
+/// longer memory streams, a page touched once per row); devices use the
+/// tiles one by one. make_tile_list fills the runs.
 template <class Mem>
-using TileList = Kokkos::View<int* [2], Kokkos::LayoutRight, Mem>;
+using TileList = Kokkos::View<int* [3], Kokkos::LayoutRight, Mem>;
 
 /// Origins of the tiles of an (H, W) object touched by the footprints of
 /// patches of edge D centred at `centres` ((y, x) object pixels, as
@@ -54,16 +61,26 @@ inline std::vector<std::array<int, 2>> footprint_tiles(std::vector<std::array<do
   return out;
 }
 
-/// A device TileList holding `origins`. Host -> device copy, once per list.
+/// A device TileList holding `origins`, with its runs. Host -> device copy,
+/// once per list.
 template <class Mem>
 TileList<Mem> make_tile_list(std::vector<std::array<int, 2>> const& origins, char const* label) {
   TileList<Mem> tiles(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), origins.size());
   auto h = Kokkos::create_mirror_view(tiles);
+  std::size_t run_start = 0;
   for (std::size_t k = 0; k < origins.size(); ++k) {
     h(k, 0) = origins[k][0];
     h(k, 1) = origins[k][1];
+    bool const continues = k > 0 && origins[k][0] == origins[k - 1][0] && origins[k][1] == origins[k - 1][1] + tile_edge;
+    if (continues) {
+      h(k, 2) = 0;
+      ++h(run_start, 2);
+    } else {
+      run_start = k;
+      h(k, 2) = 1;
+    }
   }
-  Kokkos::deep_copy(tiles, h);  // host -> device: tile origins
+  Kokkos::deep_copy(tiles, h);  // host -> device: tile origins and runs
   return tiles;
 }
 
@@ -128,9 +145,20 @@ TileRowPrefetch prefetch_rows_of(Views const&... views) {
 
 namespace impl {
 
-/// Host: one tile row per work item, fn(y, x0, x1) over its columns inside
-/// the object (a contiguous loop over row pointers, as frame_loop.hpp),
-/// after asking for the same tile's row rows_ahead further down.
+/// Host: the columns [x0, x1) of row i of the run starting at tile k, inside
+/// the object; false for the run's other tiles (nothing to do).
+template <class Mem>
+KOKKOS_INLINE_FUNCTION bool run_row(TileList<Mem> const& t, int k, int i, int H, int W, int& y, int& x0, int& x1) {
+  int const run = t(k, 2);
+  y = t(k, 0) + i;
+  x0 = t(k, 1);
+  x1 = x0 + run * tile_edge < W ? x0 + run * tile_edge : W;
+  return run > 0 && y < H;
+}
+
+/// Host: one row of a run of tiles per work item, fn(y, x0, x1) over its
+/// columns inside the object (a contiguous loop over row pointers, as
+/// frame_loop.hpp), after asking for the run's row rows_ahead further down.
 template <class Mem, class Fn>
 struct TileRowSpans {
   TileList<Mem> t;
@@ -138,9 +166,9 @@ struct TileRowSpans {
   Fn fn;
   TileRowPrefetch ahead;
   KOKKOS_INLINE_FUNCTION void operator()(int r) const {
-    int const k = r / tile_edge, i = r - k * tile_edge, y = t(k, 0) + i, x0 = t(k, 1);
-    if (y >= H) return;
-    int const x1 = x0 + tile_edge < W ? x0 + tile_edge : W;
+    int const k = r / tile_edge, i = r - k * tile_edge;
+    int y, x0, x1;
+    if (!run_row(t, k, i, H, W, y, x0, x1)) return;
     int const next = y + TileRowPrefetch::rows_ahead;
     if (ahead.arrays > 0 && i + TileRowPrefetch::rows_ahead < tile_edge && next < H) ahead.rows(next, x0, x1);
     fn(y, x0, x1);
@@ -192,12 +220,13 @@ double max_over_tiles(ExecSpace const& space, TileList<typename ExecSpace::memor
   int const H = int(v.extent(0)), W = int(v.extent(1));
   auto t = tiles;
   TileRowPrefetch const ahead = prefetch_rows_of(v);  // a no-op on devices
+  bool const runs = is_host_space_v<ExecSpace>;        // host: rows of runs; devices: tile rows
   Kokkos::parallel_reduce(
       "ptyko::max_over_tiles", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, int(tiles.extent(0)) * tile_edge),
       KOKKOS_LAMBDA(int r, V& m) {
-        int const k = r / tile_edge, i = r - k * tile_edge, y = t(k, 0) + i, x0 = t(k, 1);
-        if (y >= H) return;
-        int const x1 = x0 + tile_edge < W ? x0 + tile_edge : W;
+        int const k = r / tile_edge, i = r - k * tile_edge;
+        int y = t(k, 0) + i, x0 = t(k, 1), x1 = x0 + tile_edge < W ? x0 + tile_edge : W;
+        if (runs ? !impl::run_row(t, k, i, H, W, y, x0, x1) : y >= H) return;
         int const next = y + TileRowPrefetch::rows_ahead;
         if (i + TileRowPrefetch::rows_ahead < tile_edge && next < H) ahead.rows(next, x0, x1);
         m = max_nonnegative(&a(y, 0), std::size_t(x0), std::size_t(x1), m);
