@@ -190,8 +190,9 @@ struct TilePixelSpans {
 }  // namespace impl
 
 /// Calls fn(y, x0, x1) for the object pixels (y, x0..x1-1) inside H x W of
-/// the tiles: whole tile rows on the host (write the column loop innermost
-/// over row pointers, so that it vectorises), single pixels on devices.
+/// the tiles: on the host one row of a run of adjacent tiles per call (write
+/// the column loop innermost over row pointers, so that it vectorises),
+/// single pixels on devices.
 /// `fn` is a device functor; pixels of distinct tiles are distinct, so fn
 /// may write its pixels without atomics. `ahead`: the arrays fn reads
 /// (prefetch_rows_of), fetched a few rows ahead on the host. Non-blocking.
