@@ -10,7 +10,7 @@
 // pixels; A_ov = pixels this rank's tile shares with its neighbours' tiles,
 // summed over the neighbours):
 //   full-sync:     r * 3 s A_b                    object numerator (complex) + weight over the
-//                                                 batch's tiles: A_b = 32^2 x (tiles the global
+//                                                 batch's tiles: A_b = 16^2 x (tiles the global
 //                                                 batch's footprints touch)
 //   neighbor k=1:  2 * 3 s A_ov                   the overlaps, sent and received
 //   neighbor k>1:  2 * 3 s A_ov / k               weighted object + weight, every k batches (+1 per epoch)
@@ -18,7 +18,7 @@
 //                  r * 16                         two double maxima
 //                  r * 32 (LSQML)                 two sums of two doubles (step sizes)
 // Estimate of A_b where the batches are not known: each footprint (edge
-// D + 3) touches (1 + (D + 2) / 32)^2 tiles on average, batches are sparse
+// D + 3) touches (1 + (D + 2) / 16)^2 tiles on average, batches are sparse
 // (footprints of a batch rarely share tiles), at most the whole object in
 // tiles.
 // DM/RAAR per epoch (whole object, A): two overlap passes, each one object and one probe
@@ -56,7 +56,7 @@ struct ModelInput {
   int ranks = 1;             ///< P
   std::string solver = "lsqml";
   int sync_every = 1;        ///< neighbor's k
-  /// Mean over the global batches of A_b, the pixels of the tiles (32 x 32)
+  /// Mean over the global batches of A_b, the pixels of the tiles (16 x 16)
   /// the batch's footprints touch; 0: estimated (batch_tile_pixels()).
   double batch_tiles_pixels = 0;
   /// Bytes per stored frame pixel: 2 for counts (uint16, FrameStack), 4 for float32.
@@ -66,7 +66,7 @@ struct ModelInput {
 /// A_b: the given mean, else the estimate of the header comment.
 inline double batch_tile_pixels(ModelInput const& in) {
   if (in.batch_tiles_pixels > 0) return in.batch_tiles_pixels;
-  constexpr double edge = 32;  // ptyko::tile_edge
+  constexpr double edge = 16;  // ptyko::tile_edge (kernels/tiles.hpp)
   double const per_footprint = std::pow(1 + (in.D + 2) / edge, 2) * edge * edge;
   double const object = std::ceil(in.height / edge) * std::ceil(in.width / edge) * edge * edge;
   return std::min(object, in.batch * per_footprint);

@@ -115,8 +115,8 @@ TEST(TilesHost, CentresOutsideTouchNothingAndClipping) {
   // A footprint across the lower-right corner touches only the last tile.
   auto o = footprint_tiles({{H + 2.0, W + 2.0}}, D, H, W);
   ASSERT_EQ(o.size(), 1u);
-  EXPECT_EQ(o[0][0], 32);
-  EXPECT_EQ(o[0][1], 32);
+  EXPECT_EQ(o[0][0], H - tile_edge);
+  EXPECT_EQ(o[0][1], W - tile_edge);
   EXPECT_EQ(footprint_tiles({}, D, H, W).size(), 0u);
 }
 

@@ -20,9 +20,16 @@
 
 namespace ptyko {
 
-/// Tile edge in pixels: rows of 32 contiguous pixels (a cache line of 8-byte
-/// values four times over), and 1024 pixels per tile for GPU blocks.
-inline constexpr int tile_edge = 32;
+/// Tile edge in pixels. Tiles only need to cover the footprints: a
+/// footprint of D + 3 pixels (128 x 128 frames) lies in 9 x 9 tiles of 16
+/// (144 pixels, 21 % more than it) where tiles of 32 took 5 x 5 (160
+/// pixels, 49 % more), so every per-batch object pass does that much less
+/// work (10 000 frames: rPIE's tile passes -25 %, docs/performance.md).
+/// Host passes walk runs of adjacent tiles row by row (spans of up to a
+/// footprint's width), so short tile rows cost nothing there; devices give
+/// each tile a 16 x 16 block (256 threads). Tiles of 8 were no faster and
+/// take four times the tile lists.
+inline constexpr int tile_edge = 16;
 
 /// (n, 3) tiles: origin (y0, x0), multiples of tile_edge, in object pixels,
 /// and in column 2 the run: for the first tile of a run of tiles that
