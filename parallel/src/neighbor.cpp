@@ -156,6 +156,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
 
   std::string name() const override { return m_sync_every == 1 ? "neighbor" : "neighbor, approximate"; }
   int ranks() const override { return m_comm.size(); }
+  bool reads_batch_illumination() const override { return m_sync_every > 1; }  // see after_batch
   Decomposition const& decomposition() const override { return m_decomposition; }
   Communicator const& communicator() const override { return m_comm; }
   Partition const& partition() const { return m_partition; }

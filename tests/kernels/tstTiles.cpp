@@ -9,8 +9,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <set>
+#include <type_traits>
 
 namespace {
 
@@ -68,7 +70,14 @@ double max_abs_diff(A const& a, B const& b) {
   auto ha = test::host_copy(a);
   auto hb = test::host_copy(b);
   double m = 0;
-  for (std::size_t k = 0; k < ha.span(); ++k) m = std::max(m, double(Kokkos::abs(ha.data()[k] - hb.data()[k])));
+  using V = typename decltype(ha)::non_const_value_type;
+  for (std::size_t k = 0; k < ha.span(); ++k) {
+    V const d = ha.data()[k] - hb.data()[k];
+    if constexpr (std::is_floating_point_v<V>)
+      m = std::max(m, std::fabs(double(d)));
+    else
+      m = std::max(m, double(Kokkos::abs(d)));
+  }
   return m;
 }
 
@@ -157,7 +166,9 @@ TYPED_TEST(Tiles, TiledPassesMatchWholeObjectPasses) {
   EXPECT_EQ(max_over_tiles(space, tiles, w), w_max);
 
   ComplexView2<T, MemSpace> obj_zeroing("obj_zeroing", H, W), num_copy("num_copy", H, W);
+  ComplexView2<T, MemSpace> obj_weight_zeroing("obj_weight_zeroing", H, W);
   Kokkos::deep_copy(obj_zeroing, obj_tiled);
+  Kokkos::deep_copy(obj_weight_zeroing, obj_tiled);
   Kokkos::deep_copy(num_copy, num);
   apply_preconditioned_update(space, obj_flat, num, w, 0.3, w_max, 0.7);
   apply_preconditioned_update(space, tiles, obj_tiled, num, w, 0.3, w_max, 0.7);
@@ -167,12 +178,29 @@ TYPED_TEST(Tiles, TiledPassesMatchWholeObjectPasses) {
   apply_preconditioned_update(space, tiles, obj_zeroing, num_copy, w, 0.3, w_max, 0.7, SumAfterUse::zeroed);
   EXPECT_EQ(max_abs_diff(obj_zeroing, obj_tiled), 0.0);
   EXPECT_EQ(max_abs_diff(num_copy, ComplexView2<T, MemSpace>("zero", H, W)), 0.0);
+  // The same update clearing the weight behind it instead: the same object
+  // (each pixel reads its weight before the zero goes in), the numerator
+  // kept, the weight zero everywhere.
+  RealView2<T, MemSpace> w_copy("w_copy", H, W);
+  Kokkos::deep_copy(num_copy, num);
+  Kokkos::deep_copy(w_copy, w);
+  apply_preconditioned_update(space, tiles, obj_weight_zeroing, num_copy, w_copy, 0.3, w_max, 0.7,
+                              SumAfterUse::kept, SumAfterUse::zeroed);
+  EXPECT_EQ(max_abs_diff(obj_weight_zeroing, obj_tiled), 0.0);
+  EXPECT_EQ(max_abs_diff(num_copy, num), 0.0);
+  EXPECT_EQ(max_abs_diff(w_copy, RealView2<T, MemSpace>("zero_w", H, W)), 0.0);
 
-  ComplexView2<T, MemSpace> dir_flat("dir_flat", H, W);
+  ComplexView2<T, MemSpace> dir_flat("dir_flat", H, W), dir_zeroing("dir_zeroing", H, W);
   Kokkos::deep_copy(dir_flat, num);
+  Kokkos::deep_copy(dir_zeroing, num);
+  Kokkos::deep_copy(w_copy, w);
   precondition_direction(space, dir_flat, w, 0.2, w_max);
   precondition_direction(space, tiles, num, w, 0.2, w_max);
   EXPECT_EQ(max_abs_diff(dir_flat, num), 0.0);
+  // The direction clearing the weight behind it: the same direction.
+  precondition_direction(space, tiles, dir_zeroing, w_copy, 0.2, w_max, SumAfterUse::zeroed);
+  EXPECT_EQ(max_abs_diff(dir_zeroing, num), 0.0);
+  EXPECT_EQ(max_abs_diff(w_copy, RealView2<T, MemSpace>("zero_w", H, W)), 0.0);
 
   add_scaled(space, obj_flat, dir_flat, 1.5);
   add_scaled(space, tiles, obj_tiled, num, 1.5);
@@ -205,6 +233,12 @@ TYPED_TEST(Tiles, TiledPassesMatchWholeObjectPasses) {
   auto hw2 = test::host_copy(w);
   for (int y = 0; y < H; ++y)
     for (int x = 0; x < W; ++x) EXPECT_EQ(hw2(y, x), set.count({y / tile_edge, x / tile_edge}) > 0 ? T(0) : T(2));
+  // ... and on the numerator alone
+  Kokkos::deep_copy(num, C(1, 2));
+  zero_tiles(space, tiles, num);
+  auto hn2 = test::host_copy(num);
+  for (int y = 0; y < H; ++y)
+    for (int x = 0; x < W; ++x) EXPECT_EQ(hn2(y, x), set.count({y / tile_edge, x / tile_edge}) > 0 ? C(0) : C(1, 2));
 
   // No tiles: nothing to do, maximum 0.
   TileList<MemSpace> none("none", 0);

@@ -283,8 +283,12 @@ class LSQML final : public Solver<T, ExecSpace> {
                             update_probe, m_chunk, /*keep=*/true);
       auto maxima = m_sums.reduce(space, sync, update_probe);
       // Search directions, in place of the sums.
+      // The last read of the batch's weights: cleared behind the pass when
+      // they are the ones it reads and the strategy does not read them after
+      // the batch.
       precondition_direction(space, tiles, m_sums.obj_num, all ? m_all.obj_w : m_sums.obj_w, m_options.alpha,
-                             all ? all_max[0] : maxima[0]);
+                             all ? all_max[0] : maxima[0],
+                             m_sums.zero_weight_after_use(!all && !sync.reads_batch_illumination()));
       if (update_probe)
         precondition_direction(space, m_sums.probe_num, all ? m_all.probe_w : m_sums.probe_w,
                                m_options.beta, all ? all_max[1] : maxima[1]);

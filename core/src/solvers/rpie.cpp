@@ -53,9 +53,13 @@ class RPIE final : public Solver<T, ExecSpace> {
                             update_probe, m_chunk, /*keep=*/false);
       auto maxima = m_sums.reduce(space, sync, update_probe);
       bool const all = m_options.illumination == IlluminationNorm::all;
+      // The update reads the batch's sums last: it clears them behind itself
+      // (the weights only when they are the ones it reads and the strategy
+      // does not read them after the batch).
       apply_preconditioned_update(space, tiles, state.object, m_sums.obj_num, all ? m_all.obj_w : m_sums.obj_w,
                                   m_options.alpha, all ? all_max[0] : maxima[0], step,
-                                  m_sums.zero_numerator_after_use());
+                                  m_sums.zero_numerator_after_use(),
+                                  m_sums.zero_weight_after_use(!all && !sync.reads_batch_illumination()));
       if (update_probe) {
         apply_preconditioned_update(space, state.probe, m_sums.probe_num,
                                     all ? m_all.probe_w : m_sums.probe_w, m_options.beta,

@@ -52,6 +52,10 @@ class Sync {
   /// batches reconcile the object here (tike-style consensus). Collective.
   virtual void after_batch(ExecSpace const&, ComplexField const& /*object*/,
                            RealField const& /*illumination*/) {}
+  /// Whether after_batch reads the batch's illumination. When it does not,
+  /// a solver may clear the illumination in the pass that reads it last
+  /// (saving a zeroing pass per batch). Conservatively true.
+  virtual bool reads_batch_illumination() const { return true; }
   /// Called at the end of every epoch: every rank must leave with the same
   /// probe. Collective.
   virtual void end_epoch(ExecSpace const&, ComplexField const& /*object*/,
@@ -88,6 +92,7 @@ class LocalSync final : public Sync<T, ExecSpace> {
   void sum_probe(ExecSpace const&, ProbeField const&, RealField const&) override {}
   void sum(double*, int) override {}
   void max(double*, int) override {}
+  bool reads_batch_illumination() const override { return false; }
   std::string name() const override { return "local"; }
 };
 

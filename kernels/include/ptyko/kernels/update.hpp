@@ -12,6 +12,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <type_traits>
+
 namespace ptyko {
 
 /// psi(b, m) <- psi(b, m) - probe(m) * patches(b): the exit-wave update
@@ -140,24 +142,28 @@ void apply_preconditioned_update(ExecSpace const& space, FieldView const& field,
 enum class SumAfterUse { kept, zeroed };
 
 /// The same update of an (H, W) object over the tiles of a batch, where all
-/// of its non-zero numerators lie. Non-blocking.
+/// of its non-zero numerators lie. `num_after` / `weight_after`: whether the
+/// pass clears the numerator / the weight behind itself. Non-blocking.
 template <class ExecSpace, class T, class Mem>
 void apply_preconditioned_update(ExecSpace const& space, TileList<Mem> const& tiles, ComplexView2<T, Mem> const& field,
                                  ComplexView2<T, Mem> const& num, RealView2<T, Mem> const& weight, double alpha,
-                                 double w_max, double step = 1.0, SumAfterUse after = SumAfterUse::kept) {
+                                 double w_max, double step = 1.0, SumAfterUse num_after = SumAfterUse::kept,
+                                 SumAfterUse weight_after = SumAfterUse::kept) {
   auto f = field;
   auto u = num;
   auto w = weight;
-  bool const zero = after == SumAfterUse::zeroed;
+  bool const zero = num_after == SumAfterUse::zeroed, zero_w = weight_after == SumAfterUse::zeroed;
   PreconditionedStep<T> const op(alpha, w_max, step);
   for_each_tile_span(space, "ptyko::apply_preconditioned_update(tiles)", tiles, int(field.extent(0)),
                      int(field.extent(1)), KOKKOS_LAMBDA(int y, int x0, int x1) {
                        Complex<T>* fr = &f(y, 0);
                        Complex<T>* ur = &u(y, 0);
-                       T const* wr = &w(y, 0);
+                       T* wr = &w(y, 0);
                        for (int x = x0; x < x1; ++x) op(fr[x], ur[x], wr[x]);
                        if (zero)
                          for (int x = x0; x < x1; ++x) ur[x] = Complex<T>(0);
+                       if (zero_w)
+                         for (int x = x0; x < x1; ++x) wr[x] = T(0);
                      }, prefetch_rows_of(f, u, w));
 }
 
@@ -180,19 +186,24 @@ void precondition_direction(ExecSpace const& space, FieldView const& dir, Weight
                       });
 }
 
-/// The same for an (H, W) object direction over the tiles of a batch.
+/// The same for an (H, W) object direction over the tiles of a batch;
+/// `weight_after`: whether the pass clears the weight behind itself.
 /// Non-blocking.
 template <class ExecSpace, class T, class Mem>
 void precondition_direction(ExecSpace const& space, TileList<Mem> const& tiles, ComplexView2<T, Mem> const& dir,
-                            RealView2<T, Mem> const& weight, double alpha, double w_max) {
+                            RealView2<T, Mem> const& weight, double alpha, double w_max,
+                            SumAfterUse weight_after = SumAfterUse::kept) {
   auto d = dir;
   auto w = weight;
+  bool const zero_w = weight_after == SumAfterUse::zeroed;
   PreconditionedDirection<T> const op(alpha, w_max);
   for_each_tile_span(space, "ptyko::precondition_direction(tiles)", tiles, int(dir.extent(0)), int(dir.extent(1)),
                      KOKKOS_LAMBDA(int y, int x0, int x1) {
                        Complex<T>* dr = &d(y, 0);
-                       T const* wr = &w(y, 0);
+                       T* wr = &w(y, 0);
                        for (int x = x0; x < x1; ++x) op(dr[x], wr[x]);
+                       if (zero_w)
+                         for (int x = x0; x < x1; ++x) wr[x] = T(0);
                      }, prefetch_rows_of(d, w));
 }
 
@@ -244,16 +255,20 @@ void zero_tiles(ExecSpace const& space, TileList<Mem> const& tiles, ComplexView2
                      }, prefetch_rows_of(u, w));
 }
 
-/// weight = 0 over the tiles (the numerator was zeroed by the pass that
-/// used it, SumAfterUse::zeroed). Non-blocking.
-template <class ExecSpace, class T, class Mem>
-void zero_tiles(ExecSpace const& space, TileList<Mem> const& tiles, RealView2<T, Mem> const& weight) {
-  auto w = weight;
-  for_each_tile_span(space, "ptyko::zero_tiles(weights)", tiles, int(weight.extent(0)), int(weight.extent(1)),
+/// sum = 0 over the tiles, for one of the two sums (a numerator or a
+/// weight) when the other was zeroed by the pass that used it last
+/// (SumAfterUse::zeroed). Non-blocking.
+template <class ExecSpace, class Mem, class View>
+void zero_tiles(ExecSpace const& space, TileList<Mem> const& tiles, View const& sum) {
+  static_assert(View::rank == 2, "ptyko::zero_tiles: an (H, W) sum");
+  using V = typename View::non_const_value_type;
+  auto v = sum;
+  char const* label = std::is_floating_point_v<V> ? "ptyko::zero_tiles(weights)" : "ptyko::zero_tiles(numerator)";
+  for_each_tile_span(space, label, tiles, int(sum.extent(0)), int(sum.extent(1)),
                      KOKKOS_LAMBDA(int y, int x0, int x1) {
-                       T* wr = &w(y, 0);
-                       for (int x = x0; x < x1; ++x) wr[x] = T(0);
-                     }, prefetch_rows_of(w));
+                       V* r = &v(y, 0);
+                       for (int x = x0; x < x1; ++x) r[x] = V(0);
+                     }, prefetch_rows_of(v));
 }
 
 /// field = (num + inertia field) / (weight + inertia): DM's overlap

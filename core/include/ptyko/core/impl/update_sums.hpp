@@ -50,7 +50,7 @@ class UpdateSums {
     Kokkos::deep_copy(space, obj_w, T(0));
     m_written = TileList<Mem>();
     m_tiled = false;
-    m_num_zeroed = false;
+    m_num_zeroed = m_w_zeroed = false;
     if (probe) zero_probe(space);
   }
 
@@ -58,23 +58,33 @@ class UpdateSums {
   /// previous batch wrote (the rest of the object sums is already zero).
   void begin_batch(ExecSpace const& space, TileList<Mem> const& tiles, bool probe) {
     if (m_written.extent(0) > 0) {
-      if (m_num_zeroed)
-        zero_tiles(space, m_written, obj_w);
-      else
+      if (!m_num_zeroed && !m_w_zeroed)
         zero_tiles(space, m_written, obj_num, obj_w);
+      else if (!m_num_zeroed)
+        zero_tiles(space, m_written, obj_num);
+      else if (!m_w_zeroed)
+        zero_tiles(space, m_written, obj_w);
     }
     m_written = tiles;
     m_tiled = true;
-    m_num_zeroed = false;
+    m_num_zeroed = m_w_zeroed = false;
     if (probe) zero_probe(space);
   }
 
-  /// The object pass of this batch that read obj_num last zeroed it behind
-  /// itself (SumAfterUse::zeroed): the next begin_batch zeroes obj_w only.
+  /// The object pass of this batch that reads obj_num last zeroes it behind
+  /// itself (SumAfterUse::zeroed): the next begin_batch leaves it alone.
   /// Use the returned value as that pass's argument.
   SumAfterUse zero_numerator_after_use() {
     m_num_zeroed = m_tiled;
     return m_tiled ? SumAfterUse::zeroed : SumAfterUse::kept;
+  }
+
+  /// The same for obj_w, when `unread_after` (nothing reads it after that
+  /// pass: Sync::reads_batch_illumination() is false) and the pass reads
+  /// this obj_w (not another weight, IlluminationNorm::all); else kept.
+  SumAfterUse zero_weight_after_use(bool unread_after) {
+    m_w_zeroed = m_tiled && unread_after;
+    return m_w_zeroed ? SumAfterUse::zeroed : SumAfterUse::kept;
   }
 
   /// Caches sum_m |P_m|^2 of `probe` for the illumination sums: call it
@@ -135,6 +145,7 @@ class UpdateSums {
   TileList<Mem> m_written;  ///< tiles of the current batch (when m_tiled)
   bool m_tiled = false;     ///< false: the sums may span the whole object
   bool m_num_zeroed = false;  ///< obj_num is already zero on m_written
+  bool m_w_zeroed = false;    ///< obj_w is already zero on m_written
   RealView2<T, Mem> m_probe_int;
   ComplexView3<T, Mem> m_products;
 };
