@@ -95,6 +95,45 @@ void pack_weighted_object(ExecSpace const& space, ComplexView2<T, typename ExecS
       });
 }
 
+/// Approximate consensus, before the exchange: own = w and acc = w O over
+/// the region.
+template <class T, class ExecSpace>
+void weighted_copy_region(ExecSpace const& space, ComplexView2<T, typename ExecSpace::memory_space> const& object,
+                          RealView2<T, typename ExecSpace::memory_space> const& w,
+                          RealView2<T, typename ExecSpace::memory_space> const& own,
+                          ComplexView2<T, typename ExecSpace::memory_space> const& acc, Box const& r) {
+  int const y0 = r.y, x0 = r.x, width = r.width;
+  auto O = object;
+  auto W = w;
+  auto S = own;
+  auto A = acc;
+  Kokkos::parallel_for(
+      "ptyko::neighbor::weighted_copy", Kokkos::RangePolicy<ExecSpace>(space, 0, r.area()),
+      KOKKOS_LAMBDA(std::size_t k) {
+        int const y = y0 + int(k / width), x = x0 + int(k % width);
+        S(y, x) = W(y, x);
+        A(y, x) = W(y, x) * O(y, x);
+      });
+}
+
+/// After the exchange: O = acc / own where own > 0 over the region (the same
+/// value again where two regions meet).
+template <class T, class ExecSpace>
+void apply_average_region(ExecSpace const& space, ComplexView2<T, typename ExecSpace::memory_space> const& object,
+                          ComplexView2<T, typename ExecSpace::memory_space> const& acc,
+                          RealView2<T, typename ExecSpace::memory_space> const& own, Box const& r) {
+  int const y0 = r.y, x0 = r.x, width = r.width;
+  auto O = object;
+  auto S = own;
+  auto A = acc;
+  Kokkos::parallel_for(
+      "ptyko::neighbor::apply_average", Kokkos::RangePolicy<ExecSpace>(space, 0, r.area()),
+      KOKKOS_LAMBDA(std::size_t k) {
+        int const y = y0 + int(k / width), x = x0 + int(k % width);
+        if (S(y, x) > T(0)) O(y, x) = A(y, x) / S(y, x);
+      });
+}
+
 template <class T, class ExecSpace>
 class Neighbor final : public Strategy<T, ExecSpace> {
  public:
@@ -151,6 +190,10 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     Kokkos::deep_copy(m_cover, cover);  // host -> device: footprint counts, once
     if (m_sync_every > 1) {
       m_weight = RealField(Kokkos::view_alloc("ptyko::neighbor::weight"), tile.height, tile.width);
+      m_own = RealField(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::own_weight"),
+                        tile.height, tile.width);
+      m_acc = ComplexField(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::weighted"),
+                           tile.height, tile.width);
     }
   }
 
@@ -180,9 +223,14 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   void sum(double* v, int n) override { m_comm.allreduce(v, std::size_t(n), Datatype::float64, ReduceOp::sum); }
   void max(double* v, int n) override { m_comm.allreduce(v, std::size_t(n), Datatype::float64, ReduceOp::max); }
 
-  void after_batch(ExecSpace const& space, ComplexField const& object, RealField const& illumination) override {
+  void after_batch(ExecSpace const& space, ComplexField const& object, RealField const& illumination,
+                   TileList<Mem> const& tiles) override {
     if (m_sync_every == 1) return;
-    if (illumination.extent(0) > 0) add_into(space, m_weight, illumination);
+    if (illumination.extent(0) > 0) {
+      // The batch's illumination lies in its tiles: add those, not the tile.
+      add_into(space, m_weight, illumination, tiles);
+      m_weighted_tiles.push_back(tiles);
+    }
     if (++m_batches_since_sync % m_sync_every == 0) reconcile(space, object);
   }
 
@@ -282,50 +330,36 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   // Overlaps become the weighted average of the ranks' values: O <- sum_r
   // w_r O_r / sum_r w_r, with w the illumination since the last reconcile
   // (footprint counts when no illumination was recorded, e.g. DM).
+  // Only the overlaps with the neighbours change (elsewhere the weighted
+  // average is the rank's own value), so every pass runs over the links'
+  // regions, and the weights are cleared over the tiles the batches since
+  // the last reconcile added to: the cost follows the overlaps and the
+  // batches, not the rank's whole tile.
   void reconcile(ExecSpace const& space, ComplexField const& object) {
-    RealField w = max_value(space, m_weight) > 0 ? m_weight : m_cover;
-    RealField own(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::neighbor::own_weight"),
-                  w.extent(0), w.extent(1));
-    Kokkos::deep_copy(space, own, w);
-    ComplexField acc(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::neighbor::weighted"),
-                     object.extent(0), object.extent(1));
-    weighted_copy(space, object, own, acc);
-    exchange(space, [&](Link& l) { pack_weighted_object<T>(space, object, own, l.region, l.send); },
-             [&](Link& l) { unpack_add_region<T>(space, acc, own, l.region, l.recv); }, 3);
-    apply_average(space, object, acc, own);
-    if (m_weight.extent(0) > 0) Kokkos::deep_copy(space, m_weight, T(0));
+    bool weighted = false;  // the tiles' maxima: m_weight is zero elsewhere
+    for (auto const& t : m_weighted_tiles) weighted = weighted || max_over_tiles(space, t, m_weight) > 0;
+    RealField const w = weighted ? m_weight : m_cover;
+    for (Link const& l : m_links) weighted_copy_region<T>(space, object, w, m_own, m_acc, l.region);
+    // Packs read w and the object, which the unpacks do not change.
+    exchange(space, [&](Link& l) { pack_weighted_object<T>(space, object, w, l.region, l.send); },
+             [&](Link& l) { unpack_add_region<T>(space, m_acc, m_own, l.region, l.recv); }, 3);
+    for (Link const& l : m_links) apply_average_region<T>(space, object, m_acc, m_own, l.region);
+    for (auto const& t : m_weighted_tiles) zero_tiles(space, t, m_weight);
+    m_weighted_tiles.clear();
     m_batches_since_sync = 0;
   }
 
  public:
-  // acc = w O (the rank's own share of the weighted sum).
-  static void weighted_copy(ExecSpace const& space, ComplexField const& object, RealField const& w,
-                            ComplexField const& acc) {
-    auto O = object;
-    auto W = w;
-    auto A = acc;
-    Kokkos::parallel_for(
-        "ptyko::neighbor::weighted_copy", Kokkos::RangePolicy<ExecSpace>(space, 0, object.span()),
-        KOKKOS_LAMBDA(std::size_t k) { A.data()[k] = W.data()[k] * O.data()[k]; });
-  }
-  // O = acc / w where w > 0.
-  static void apply_average(ExecSpace const& space, ComplexField const& object, ComplexField const& acc,
-                            RealField const& w) {
-    auto O = object;
-    auto W = w;
-    auto A = acc;
-    Kokkos::parallel_for(
-        "ptyko::neighbor::apply_average", Kokkos::RangePolicy<ExecSpace>(space, 0, object.span()),
-        KOKKOS_LAMBDA(std::size_t k) {
-          if (W.data()[k] > T(0)) O.data()[k] = A.data()[k] / W.data()[k];
-        });
-  }
-  static void add_into(ExecSpace const& space, RealField const& acc, RealField const& w) {
+  // acc += w over the tiles.
+  static void add_into(ExecSpace const& space, RealField const& acc, RealField const& w, TileList<Mem> const& tiles) {
     auto A = acc;
     auto W = w;
-    Kokkos::parallel_for(
-        "ptyko::neighbor::add_weight", Kokkos::RangePolicy<ExecSpace>(space, 0, acc.span()),
-        KOKKOS_LAMBDA(std::size_t k) { A.data()[k] += W.data()[k]; });
+    for_each_tile_span(space, "ptyko::neighbor::add_weight", tiles, int(acc.extent(0)), int(acc.extent(1)),
+                       KOKKOS_LAMBDA(int y, int x0, int x1) {
+                         T* a = &A(y, 0);
+                         T const* v = &W(y, 0);
+                         for (int x = x0; x < x1; ++x) a[x] += v[x];
+                       });
   }
 
  private:
@@ -336,7 +370,10 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   Decomposition m_decomposition;
   int m_global_height = 0, m_global_width = 0;
   std::vector<Link> m_links;
-  RealField m_cover, m_weight;
+  RealField m_cover, m_weight;  ///< m_weight: illumination since the last reconcile (sync_every > 1)
+  RealField m_own;              ///< reconcile: summed weights over the overlaps
+  ComplexField m_acc;           ///< reconcile: weighted object sums over the overlaps
+  std::vector<TileList<Mem>> m_weighted_tiles;  ///< tiles m_weight holds values in
   int m_batches_since_sync = 0;
   HostStaging m_staging;
 };

@@ -332,7 +332,7 @@ class LSQML final : public Solver<T, ExecSpace> {
       add_scaled(space, tiles, state.object, m_sums.obj_num, beta_o, m_sums.zero_numerator_after_use());
       if (update_probe) add_scaled(space, state.probe, m_sums.probe_num, beta_p);
       if (m_options.object_clip) clip_amplitude(space, tiles, state.object, T(1));
-      sync.after_batch(space, state.object, m_sums.obj_w);
+      sync.after_batch(space, state.object, m_sums.obj_w, tiles);
     }
     return cost;
   }

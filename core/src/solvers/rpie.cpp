@@ -66,7 +66,7 @@ class RPIE final : public Solver<T, ExecSpace> {
                                     all ? all_max[1] : maxima[1], step);
       }
       if (m_options.object_clip) clip_amplitude(space, tiles, state.object, T(1));
-      sync.after_batch(space, state.object, m_sums.obj_w);
+      sync.after_batch(space, state.object, m_sums.obj_w, tiles);
     }
     return cost;
   }

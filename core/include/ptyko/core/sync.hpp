@@ -49,9 +49,10 @@ class Sync {
   virtual void max(double* values, int count) = 0;
 
   /// Called after each batch's update: strategies that sum only every k
-  /// batches reconcile the object here (tike-style consensus). Collective.
-  virtual void after_batch(ExecSpace const&, ComplexField const& /*object*/,
-                           RealField const& /*illumination*/) {}
+  /// batches reconcile the object here (tike-style consensus). The batch's
+  /// illumination is zero outside `tiles` (the batch's TileList). Collective.
+  virtual void after_batch(ExecSpace const&, ComplexField const& /*object*/, RealField const& /*illumination*/,
+                           TileList<memory_space> const& /*tiles*/) {}
   /// Whether after_batch reads the batch's illumination. When it does not,
   /// a solver may clear the illumination in the pass that reads it last
   /// (saving a zeroing pass per batch). Conservatively true.
