@@ -27,6 +27,16 @@
 
 namespace ptyko::parallel::impl {
 
+/// fn(k, y, x) for the pixels of a tile-local region, k = 0, 1, ... in
+/// row-major order (the index into a packed buffer). Non-blocking.
+template <class ExecSpace, class Fn>
+void for_each_in_region(ExecSpace const& space, char const* label, Box const& r, Fn const& fn) {
+  int const y0 = r.y, x0 = r.x, width = r.width;
+  Kokkos::parallel_for(
+      label, Kokkos::RangePolicy<ExecSpace>(space, 0, r.area()),
+      KOKKOS_LAMBDA(std::size_t k) { fn(k, y0 + int(k / width), x0 + int(k % width)); });
+}
+
 /// buf[3 k + (0, 1, 2)] = (Re num, Im num, w) of region pixel k (row-major).
 /// An empty `num` packs w only (buf[k]).
 template <class T, class ExecSpace>
@@ -34,22 +44,18 @@ void pack_region(ExecSpace const& space, ComplexView2<T, typename ExecSpace::mem
                  RealView2<T, typename ExecSpace::memory_space> const& w, Box const& r,
                  RealView1<T, typename ExecSpace::memory_space> const& buf) {
   bool const with_num = num.extent(0) > 0;
-  int const y0 = r.y, x0 = r.x, width = r.width;
   auto N = num;
   auto W = w;
   auto B = buf;
-  Kokkos::parallel_for(
-      "ptyko::neighbor::pack", Kokkos::RangePolicy<ExecSpace>(space, 0, r.area()),
-      KOKKOS_LAMBDA(std::size_t k) {
-        int const y = y0 + int(k / width), x = x0 + int(k % width);
-        if (with_num) {
-          B(3 * k) = N(y, x).real();
-          B(3 * k + 1) = N(y, x).imag();
-          B(3 * k + 2) = W(y, x);
-        } else {
-          B(k) = W(y, x);
-        }
-      });
+  for_each_in_region(space, "ptyko::neighbor::pack", r, KOKKOS_LAMBDA(std::size_t k, int y, int x) {
+    if (with_num) {
+      B(3 * k) = N(y, x).real();
+      B(3 * k + 1) = N(y, x).imag();
+      B(3 * k + 2) = W(y, x);
+    } else {
+      B(k) = W(y, x);
+    }
+  });
 }
 
 /// num, w += the packed region (the inverse layout of pack_region).
@@ -58,21 +64,17 @@ void unpack_add_region(ExecSpace const& space, ComplexView2<T, typename ExecSpac
                        RealView2<T, typename ExecSpace::memory_space> const& w, Box const& r,
                        RealView1<T, typename ExecSpace::memory_space> const& buf) {
   bool const with_num = num.extent(0) > 0;
-  int const y0 = r.y, x0 = r.x, width = r.width;
   auto N = num;
   auto W = w;
   auto B = buf;
-  Kokkos::parallel_for(
-      "ptyko::neighbor::unpack_add", Kokkos::RangePolicy<ExecSpace>(space, 0, r.area()),
-      KOKKOS_LAMBDA(std::size_t k) {
-        int const y = y0 + int(k / width), x = x0 + int(k % width);
-        if (with_num) {
-          N(y, x) += Complex<T>(B(3 * k), B(3 * k + 1));
-          W(y, x) += B(3 * k + 2);
-        } else {
-          W(y, x) += B(k);
-        }
-      });
+  for_each_in_region(space, "ptyko::neighbor::unpack_add", r, KOKKOS_LAMBDA(std::size_t k, int y, int x) {
+    if (with_num) {
+      N(y, x) += Complex<T>(B(3 * k), B(3 * k + 1));
+      W(y, x) += B(3 * k + 2);
+    } else {
+      W(y, x) += B(k);
+    }
+  });
 }
 
 /// Approximate consensus, step 1: buf = (w Re O, w Im O, w) over the region.
@@ -80,19 +82,15 @@ template <class T, class ExecSpace>
 void pack_weighted_object(ExecSpace const& space, ComplexView2<T, typename ExecSpace::memory_space> const& object,
                           RealView2<T, typename ExecSpace::memory_space> const& w, Box const& r,
                           RealView1<T, typename ExecSpace::memory_space> const& buf) {
-  int const y0 = r.y, x0 = r.x, width = r.width;
   auto O = object;
   auto W = w;
   auto B = buf;
-  Kokkos::parallel_for(
-      "ptyko::neighbor::pack_weighted_object", Kokkos::RangePolicy<ExecSpace>(space, 0, r.area()),
-      KOKKOS_LAMBDA(std::size_t k) {
-        int const y = y0 + int(k / width), x = x0 + int(k % width);
-        Complex<T> const v = W(y, x) * O(y, x);
-        B(3 * k) = v.real();
-        B(3 * k + 1) = v.imag();
-        B(3 * k + 2) = W(y, x);
-      });
+  for_each_in_region(space, "ptyko::neighbor::pack_weighted_object", r, KOKKOS_LAMBDA(std::size_t k, int y, int x) {
+    Complex<T> const v = W(y, x) * O(y, x);
+    B(3 * k) = v.real();
+    B(3 * k + 1) = v.imag();
+    B(3 * k + 2) = W(y, x);
+  });
 }
 
 /// Approximate consensus, before the exchange: own = w and acc = w O over
@@ -102,18 +100,14 @@ void weighted_copy_region(ExecSpace const& space, ComplexView2<T, typename ExecS
                           RealView2<T, typename ExecSpace::memory_space> const& w,
                           RealView2<T, typename ExecSpace::memory_space> const& own,
                           ComplexView2<T, typename ExecSpace::memory_space> const& acc, Box const& r) {
-  int const y0 = r.y, x0 = r.x, width = r.width;
   auto O = object;
   auto W = w;
   auto S = own;
   auto A = acc;
-  Kokkos::parallel_for(
-      "ptyko::neighbor::weighted_copy", Kokkos::RangePolicy<ExecSpace>(space, 0, r.area()),
-      KOKKOS_LAMBDA(std::size_t k) {
-        int const y = y0 + int(k / width), x = x0 + int(k % width);
-        S(y, x) = W(y, x);
-        A(y, x) = W(y, x) * O(y, x);
-      });
+  for_each_in_region(space, "ptyko::neighbor::weighted_copy", r, KOKKOS_LAMBDA(std::size_t, int y, int x) {
+    S(y, x) = W(y, x);
+    A(y, x) = W(y, x) * O(y, x);
+  });
 }
 
 /// After the exchange: O = acc / own where own > 0 over the region (the same
@@ -122,16 +116,12 @@ template <class T, class ExecSpace>
 void apply_average_region(ExecSpace const& space, ComplexView2<T, typename ExecSpace::memory_space> const& object,
                           ComplexView2<T, typename ExecSpace::memory_space> const& acc,
                           RealView2<T, typename ExecSpace::memory_space> const& own, Box const& r) {
-  int const y0 = r.y, x0 = r.x, width = r.width;
   auto O = object;
   auto S = own;
   auto A = acc;
-  Kokkos::parallel_for(
-      "ptyko::neighbor::apply_average", Kokkos::RangePolicy<ExecSpace>(space, 0, r.area()),
-      KOKKOS_LAMBDA(std::size_t k) {
-        int const y = y0 + int(k / width), x = x0 + int(k % width);
-        if (S(y, x) > T(0)) O(y, x) = A(y, x) / S(y, x);
-      });
+  for_each_in_region(space, "ptyko::neighbor::apply_average", r, KOKKOS_LAMBDA(std::size_t, int y, int x) {
+    if (S(y, x) > T(0)) O(y, x) = A(y, x) / S(y, x);
+  });
 }
 
 template <class T, class ExecSpace>
