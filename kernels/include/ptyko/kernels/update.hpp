@@ -255,9 +255,10 @@ void zero_tiles(ExecSpace const& space, TileList<Mem> const& tiles, ComplexView2
                      }, prefetch_rows_of(u, w));
 }
 
-/// sum = 0 over the tiles, for one of the two sums (a numerator or a
-/// weight) when the other was zeroed by the pass that used it last
-/// (SumAfterUse::zeroed). Non-blocking.
+/// sum = 0 over the tiles, for one (H, W) sum of any value type: a
+/// numerator or a weight whose partner the pass that read it last already
+/// cleared (SumAfterUse::zeroed), or a strategy's accumulated weights.
+/// Non-blocking.
 template <class ExecSpace, class Mem, class View>
 void zero_tiles(ExecSpace const& space, TileList<Mem> const& tiles, View const& sum) {
   static_assert(View::rank == 2, "ptyko::zero_tiles: an (H, W) sum");
