@@ -23,7 +23,9 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <array>
 #include <cmath>
+#include <vector>
 
 namespace ptyko::parallel::impl {
 
@@ -124,6 +126,58 @@ void apply_average_region(ExecSpace const& space, ComplexView2<T, typename ExecS
   });
 }
 
+/// Parts of a region to exchange: (y, x, height, width, first packed
+/// pixel) each, at most tile_edge x tile_edge pixels (a batch tile inside
+/// the region).
+template <class Mem>
+using RegionParts = Kokkos::View<int* [5], Kokkos::LayoutRight, Mem>;
+
+/// fn(k, y, x) for the pixels of the first `n` parts, k the packed index.
+template <class ExecSpace, class Fn>
+void for_each_in_parts(ExecSpace const& space, char const* label, RegionParts<typename ExecSpace::memory_space> const& parts,
+                       int n, Fn const& fn) {
+  constexpr int per_part = tile_edge * tile_edge;
+  auto P = parts;
+  Kokkos::parallel_for(
+      label, Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(n) * per_part), KOKKOS_LAMBDA(std::size_t k) {
+        int const b = int(k / per_part), q = int(k % per_part);
+        int const h = P(b, 2), w = P(b, 3);
+        if (q >= h * w) return;
+        fn(std::size_t(P(b, 4) + q), P(b, 0) + q / w, P(b, 1) + q % w);
+      });
+}
+
+/// buf[3 k + (0, 1, 2)] = (Re num, Im num, w) of packed pixel k of the parts.
+template <class T, class ExecSpace>
+void pack_parts(ExecSpace const& space, ComplexView2<T, typename ExecSpace::memory_space> const& num,
+                RealView2<T, typename ExecSpace::memory_space> const& w,
+                RegionParts<typename ExecSpace::memory_space> const& parts, int n,
+                RealView1<T, typename ExecSpace::memory_space> const& buf) {
+  auto N = num;
+  auto W = w;
+  auto B = buf;
+  for_each_in_parts(space, "ptyko::neighbor::pack_tiles", parts, n, KOKKOS_LAMBDA(std::size_t k, int y, int x) {
+    B(3 * k) = N(y, x).real();
+    B(3 * k + 1) = N(y, x).imag();
+    B(3 * k + 2) = W(y, x);
+  });
+}
+
+/// num, w += the packed parts (the inverse layout of pack_parts).
+template <class T, class ExecSpace>
+void unpack_add_parts(ExecSpace const& space, ComplexView2<T, typename ExecSpace::memory_space> const& num,
+                      RealView2<T, typename ExecSpace::memory_space> const& w,
+                      RegionParts<typename ExecSpace::memory_space> const& parts, int n,
+                      RealView1<T, typename ExecSpace::memory_space> const& buf) {
+  auto N = num;
+  auto W = w;
+  auto B = buf;
+  for_each_in_parts(space, "ptyko::neighbor::unpack_add_tiles", parts, n, KOKKOS_LAMBDA(std::size_t k, int y, int x) {
+    N(y, x) += Complex<T>(B(3 * k), B(3 * k + 1));
+    W(y, x) += B(3 * k + 2);
+  });
+}
+
 template <class T, class ExecSpace>
 class Neighbor final : public Strategy<T, ExecSpace> {
  public:
@@ -150,6 +204,8 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     m_decomposition.tile_width = tile.width;
     m_global_height = layout.grid.height;
     m_global_width = layout.grid.width;
+    for (Box const& t : m_partition.tiles)
+      m_on_tile_grid = m_on_tile_grid && t.y % tile_edge == 0 && t.x % tile_edge == 0;
     for (int s : m_partition.neighbours[r]) {
       Link link;
       link.rank = s;
@@ -199,6 +255,41 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     exchange(space, [&](Link& l) { pack_region<T>(space, num, w, l.region, l.send); },
              [&](Link& l) { unpack_add_region<T>(space, num, w, l.region, l.recv); },
              num.extent(0) > 0 ? 3 : 1);
+  }
+
+  /// The batch's sums lie in `tiles`: each link moves only the parts of
+  /// those tiles inside its region. Both ranks of a link list the same
+  /// tiles there in the same order (tile origins on one global grid,
+  /// partition_scan; tiles marked from the footprints over whole tiles,
+  /// footprint_tiles), so both pack and unpack the same pixels.
+  void sum_object(ExecSpace const& space, ComplexField const& num, RealField const& w,
+                  TileList<Mem> const& tiles) override {
+    if (m_sync_every > 1) return;
+    if (m_links.empty()) return;
+    if (!m_on_tile_grid) return sum_object(space, num, w);  // tile lists may disagree: whole overlaps
+    auto const h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tiles);  // device -> host: tile origins
+    for (Link& l : m_links) {
+      std::vector<std::array<int, 5>> parts;
+      int first = 0;
+      for (std::size_t k = 0; k < h.extent(0); ++k) {
+        Box const part = intersect(Box{h(k, 0), h(k, 1), tile_edge, tile_edge}, l.region);
+        if (part.empty()) continue;
+        parts.push_back({part.y, part.x, part.height, part.width, first});
+        first += int(part.area());
+      }
+      if (parts.size() > l.parts.extent(0))
+        l.parts = RegionParts<Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::parts"),
+                                   parts.size());
+      auto hp = Kokkos::create_mirror_view(l.parts);
+      for (std::size_t b = 0; b < parts.size(); ++b)
+        for (int c = 0; c < 5; ++c) hp(b, c) = parts[b][c];
+      Kokkos::deep_copy(space, l.parts, hp);  // host -> device: this batch's parts of the overlap
+      l.n_parts = int(parts.size());
+      l.pixels = std::size_t(first);
+    }
+    exchange(space, [&](Link& l) { pack_parts<T>(space, num, w, l.parts, l.n_parts, l.send); },
+             [&](Link& l) { unpack_add_parts<T>(space, num, w, l.parts, l.n_parts, l.recv); },
+             3, /*tiled=*/true);
   }
 
   void sum_probe(ExecSpace const& space, ProbeField const& num, RealField const& w) override {
@@ -279,25 +370,30 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     Box region;  ///< the shared pixels, in this rank's tile coordinates
     Buffer send, recv;
     typename Buffer::HostMirror send_host, recv_host;
+    RegionParts<Mem> parts;  ///< the batch tiles' parts inside the region (tiled sum_object)
+    int n_parts = 0;
+    std::size_t pixels = 0;  ///< pixels in those parts
   };
 
   // One exchange with every neighbour: pack all, send/receive, add all.
-  // `values` scalars per pixel travel (3: complex sum and weight; 1: weight).
+  // `values` scalars per pixel travel (3: complex sum and weight; 1: weight)
+  // for every pixel of the region, or with `tiled` of the link's parts.
   template <class Pack, class Unpack>
-  void exchange(ExecSpace const& space, Pack pack, Unpack unpack, int values) {
+  void exchange(ExecSpace const& space, Pack pack, Unpack unpack, int values, bool tiled = false) {
     if (m_links.empty()) return;
+    auto const count = [&](Link const& l) { return std::size_t(values) * (tiled ? l.pixels : l.region.area()); };
     for (auto& l : m_links) pack(l);
     fence(space, "ptyko::neighbor::packed");
     constexpr bool direct = mpi_can_read_v<Mem>;
     std::vector<Request> requests;
     requests.reserve(2 * m_links.size());
     for (auto& l : m_links) {
-      std::size_t const n = std::size_t(values) * l.region.area();
+      std::size_t const n = count(l);
       T* recv = direct ? l.recv.data() : l.recv_host.data();
       requests.push_back(m_comm.irecv(recv, n, datatype_of<T>(), l.rank, tag));
     }
     for (auto& l : m_links) {
-      std::size_t const n = std::size_t(values) * l.region.area();
+      std::size_t const n = count(l);
       if (!direct) {
         Kokkos::deep_copy(space, Kokkos::subview(l.send_host, std::make_pair(std::size_t(0), n)),
                           Kokkos::subview(l.send, std::make_pair(std::size_t(0), n)));  // device -> host: stage
@@ -309,7 +405,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     m_comm.wait_all(requests);
     for (auto& l : m_links) {
       if (!direct) {
-        std::size_t const n = std::size_t(values) * l.region.area();
+        std::size_t const n = count(l);
         Kokkos::deep_copy(space, Kokkos::subview(l.recv, std::make_pair(std::size_t(0), n)),
                           Kokkos::subview(l.recv_host, std::make_pair(std::size_t(0), n)));  // host -> device
       }
@@ -360,6 +456,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   Decomposition m_decomposition;
   int m_global_height = 0, m_global_width = 0;
   std::vector<Link> m_links;
+  bool m_on_tile_grid = true;  ///< every rank's tile origin on the tile grid (partition_scan)
   RealField m_cover, m_weight;  ///< m_weight: illumination since the last reconcile (sync_every > 1)
   RealField m_own;              ///< reconcile: summed weights over the overlaps
   ComplexField m_acc;           ///< reconcile: weighted object sums over the overlaps

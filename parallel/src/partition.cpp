@@ -1,5 +1,6 @@
 #include <ptyko/core/batching.hpp>
 #include <ptyko/kernels/error.hpp>
+#include <ptyko/kernels/tiles.hpp>
 #include <ptyko/parallel/partition.hpp>
 
 #include <algorithm>
@@ -40,9 +41,15 @@ Partition partition_scan(std::vector<std::array<double, 2>> const& positions, in
       y1 = std::max(y1, cy + D + 1);
       x1 = std::max(x1, cx + D + 1);
     }
-    // One pixel of safety: device positions are rounded to the working precision.
+    // One pixel of safety: device positions are rounded to the working
+    // precision. Origins on the object tile grid (multiples of tile_edge):
+    // then every rank's batch tiles lie on one global grid, and neighbours
+    // agree on the tiles they share (neighbour-consensus exchanges only the
+    // batch tiles inside an overlap).
     y0 = std::max(0, y0 - 1);
     x0 = std::max(0, x0 - 1);
+    y0 -= y0 % tile_edge;
+    x0 -= x0 % tile_edge;
     y1 = std::min(height, y1 + 1);
     x1 = std::min(width, x1 + 1);
     p.tiles[r] = Box{y0, x0, y1 - y0, x1 - x0};

@@ -16,6 +16,7 @@
 #include <ptyko/parallel/communicator.hpp>
 #include <ptyko/parallel/partition.hpp>
 #include <ptyko/parallel/strategy.hpp>
+#include <ptyko/kernels/tiles.hpp>
 
 #include <gtest/gtest.h>
 
@@ -188,13 +189,15 @@ TEST(Neighbor, HoldsOnlyItsTileAndIdenticalProbes) {
 // over all frames, and the bytes moved must be exactly the overlaps.
 template <class T>
 void fill_coverage(Exec const& space, ScanLayout const& layout, Decomposition const& d,
-                   ComplexView2<T, Exec::memory_space> const& num, RealView2<T, Exec::memory_space> const& w) {
+                   ComplexView2<T, Exec::memory_space> const& num, RealView2<T, Exec::memory_space> const& w,
+                   std::size_t every = 1) {
   int const D = layout.info.ny;
   auto hn = Kokkos::create_mirror_view(num);
   auto hw = Kokkos::create_mirror_view(w);
   Kokkos::deep_copy(hn, Complex<T>(0));
   Kokkos::deep_copy(hw, T(0));
   for (auto id : d.frame_ids) {
+    if (id % every != 0) continue;  // a batch: every `every`-th frame of the scan
     int const cy = int(std::floor(layout.positions_px[id][0] - D / 2)) - d.tile_y;
     int const cx = int(std::floor(layout.positions_px[id][1] - D / 2)) - d.tile_x;
     for (int i = 0; i <= D; ++i)
@@ -230,6 +233,58 @@ TEST(Neighbor, OverlapSumIsExactAndMovesOnlyOverlaps) {
   // Global coverage on the host, from all frames.
   Kokkos::View<int**, Kokkos::HostSpace> cover("cover", layout.grid.height, layout.grid.width);
   for (auto const& pos : layout.positions_px) {
+    int const cy = int(std::floor(pos[0] - D / 2)), cx = int(std::floor(pos[1] - D / 2));
+    for (int i = 0; i <= D; ++i)
+      for (int j = 0; j <= D; ++j) cover(cy + i, cx + j) += 1;
+  }
+  auto hn = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), num);
+  auto hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w);
+  int wrong = 0;
+  for (int y = 0; y < d.tile_height; ++y)
+    for (int x = 0; x < d.tile_width; ++x) {
+      int const c = cover(d.tile_y + y, d.tile_x + x);
+      wrong += hw(y, x) != float(c) || hn(y, x) != Complex<float>(c, 2 * c);
+    }
+  EXPECT_EQ(wrong, 0);
+}
+
+// A batch (every 7th frame of the scan, on every rank): the sums lie in the
+// batch's tiles, and the tiled exchange must give every pixel of the tile
+// the batch's global coverage, moving fewer bytes than the whole overlaps.
+TEST(Neighbor, TiledOverlapSumIsExactAndMovesOnlyTheBatchTiles) {
+  Exec space;
+  auto comm = Communicator::world();
+  ScanLayout const layout = read_scan_layout(DatasetEnvironment::path, {});
+  auto strategy = make_strategy<float, Exec>("neighbor", comm, layout, {});
+  auto const& d = strategy->decomposition();
+  EXPECT_EQ(d.tile_y % tile_edge, 0);  // one tile grid for every rank
+  EXPECT_EQ(d.tile_x % tile_edge, 0);
+  int const D = layout.info.ny;
+  std::size_t const every = 7;
+  std::vector<std::array<double, 2>> centres;
+  for (std::size_t id = 0; id < layout.positions_px.size(); id += every)
+    centres.push_back({layout.positions_px[id][0] - d.tile_y, layout.positions_px[id][1] - d.tile_x});
+  auto const tiles = make_tile_list<Exec::memory_space>(footprint_tiles(centres, D, d.tile_height, d.tile_width),
+                                                        "batch_tiles");
+  ComplexView2<float, Exec::memory_space> num("num", d.tile_height, d.tile_width);
+  RealView2<float, Exec::memory_space> w("w", d.tile_height, d.tile_width);
+  fill_coverage<float>(space, layout, d, num, w, every);
+  strategy->take_bytes_moved();
+  strategy->sum_object(space, num, w, tiles);
+  std::size_t const moved = strategy->take_bytes_moved();
+
+  Partition const p = partition_scan(layout.positions_px, D, layout.grid.height, layout.grid.width, comm.size());
+  std::size_t whole = 0;
+  for (int s : p.neighbours[comm.rank()])
+    whole += 2 * 3 * sizeof(float) * intersect(p.tiles[comm.rank()], p.tiles[s]).area();
+  if (whole > 0) {
+    EXPECT_GT(moved, 0u);
+    EXPECT_LT(moved, whole);
+  }
+
+  Kokkos::View<int**, Kokkos::HostSpace> cover("cover", layout.grid.height, layout.grid.width);
+  for (std::size_t id = 0; id < layout.positions_px.size(); id += every) {
+    auto const& pos = layout.positions_px[id];
     int const cy = int(std::floor(pos[0] - D / 2)), cx = int(std::floor(pos[1] - D / 2));
     for (int i = 0; i <= D; ++i)
       for (int j = 0; j <= D; ++j) cover(cy + i, cx + j) += 1;

@@ -46,11 +46,14 @@ using TileList = Kokkos::View<int* [3], Kokkos::LayoutRight, Mem>;
 /// patches of edge D centred at `centres` ((y, x) object pixels, as
 /// positions; the footprint includes the extra row/column of bilinear
 /// interpolation, plus one pixel of margin for rounding). Footprints are
-/// clipped to the object; centres far outside it touch nothing. Host
-/// function; tiles in row-major order.
+/// clipped to the object padded to whole tiles, so a tile is marked for a
+/// footprint pixel anywhere in it: two objects on one tile grid (neighbour
+/// ranks' tiles) mark the same tiles where they overlap. Centres far
+/// outside touch nothing. Host function; tiles in row-major order.
 inline std::vector<std::array<int, 2>> footprint_tiles(std::vector<std::array<double, 2>> const& centres, int D,
-                                                        int H, int W) {
-  int const ty = (H + tile_edge - 1) / tile_edge, tx = (W + tile_edge - 1) / tile_edge;
+                                                        int object_height, int object_width) {
+  int const ty = (object_height + tile_edge - 1) / tile_edge, tx = (object_width + tile_edge - 1) / tile_edge;
+  int const H = ty * tile_edge, W = tx * tile_edge;  // padded
   std::vector<char> touched(std::size_t(ty) * std::size_t(tx), 0);
   for (auto const& c : centres) {
     double const y0 = std::floor(c[0] - D / 2) - 1, x0 = std::floor(c[1] - D / 2) - 1;
