@@ -12,7 +12,9 @@
 //   full-sync:     r * 3 s A_b                    object numerator (complex) + weight over the
 //                                                 batch's tiles: A_b = 16^2 x (tiles the global
 //                                                 batch's footprints touch)
-//   neighbor k=1:  2 * 3 s A_ov                   the overlaps, sent and received
+//   neighbor k=1:  2 * 3 s A_ov,b                 the batch's tiles inside the overlaps, sent and
+//                                                 received: A_ov,b ~ A_ov A_b / A where the batches
+//                                                 are not known
 //   neighbor k>1:  2 * 3 s A_ov / k               weighted object + weight, every k batches (+1 per epoch)
 //   all:           r * (2M + 1) s D^2             probe numerator (M complex modes) + weight
 //                  r * 16                         two double maxima
@@ -125,8 +127,11 @@ struct ModelResult {
 
 inline double batches_per_epoch(ModelInput const& in) { return std::ceil(in.frames / in.batch); }
 
-/// `strategy`: "full-sync" or "neighbor"; `overlap_area`/`tile_area` of the rank.
-inline ModelResult model(ModelInput const& in, std::string const& strategy, double tile_area, double overlap_area) {
+/// `strategy`: "full-sync" or "neighbor"; `overlap_area`/`tile_area` of the
+/// rank; `batch_overlap_area`: mean pixels of a batch's tiles inside the
+/// rank's overlaps (A_ov,b; < 0: estimated as A_ov A_b / A).
+inline ModelResult model(ModelInput const& in, std::string const& strategy, double tile_area, double overlap_area,
+                         double batch_overlap_area = -1) {
   ModelResult out;
   int const P = in.ranks;
   double const s = in.precision, r = ring_factor(P), D2 = double(in.D) * in.D, M = in.modes;
@@ -145,7 +150,10 @@ inline ModelResult model(ModelInput const& in, std::string const& strategy, doub
   } else {
     double per_batch_object = 0;
     if (full) per_batch_object = r * 3 * s * batch_tile_pixels(in);
-    else if (in.sync_every == 1) per_batch_object = 2 * 3 * s * overlap_area;
+    else if (in.sync_every == 1)
+      per_batch_object = 2 * 3 * s *
+                         (batch_overlap_area >= 0 ? batch_overlap_area
+                                                  : overlap_area * std::min(1.0, batch_tile_pixels(in) / A));
     object = nb * per_batch_object;
     if (!full && in.sync_every > 1) object = (std::floor(nb / in.sync_every) + 1) * 2 * 3 * s * overlap_area;
     other += nb * (probe + r * 16 + (in.solver == "lsqml" ? r * 32 : 0));

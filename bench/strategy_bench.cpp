@@ -170,25 +170,39 @@ Row run(Config const& cfg, ScanLayout const& layout, Truth const& truth, std::st
   in.ranks = P;
   in.solver = solver;
   in.sync_every = row.sync_every;
+  SolverOptions batch_options = opts;
+  resolve_solver_defaults(batch_options, layout.positions_px.size());
+  auto const batches =
+      make_batches(layout.positions_px, batch_options.batch_size, batch_options.batching, batch_options.seed);
+  // The tiles of a global batch in the frame of an object whose origin is
+  // (y0, x0), as Reconstruction makes them.
+  auto batch_tiles = [&](std::vector<int> const& batch, Box const& object) {
+    std::vector<std::array<double, 2>> centres;
+    for (int id : batch) centres.push_back({layout.positions_px[id][0] - object.y, layout.positions_px[id][1] - object.x});
+    return footprint_tiles(centres, in.D, object.height, object.width);
+  };
   {
-    // The exact A_b: the tiles of each global batch, as Reconstruction makes them.
-    SolverOptions o = opts;
-    resolve_solver_defaults(o, layout.positions_px.size());
-    auto const batches = make_batches(layout.positions_px, o.batch_size, o.batching, o.seed);
+    // The exact A_b.
     double pixels = 0;
-    for (auto const& batch : batches) {
-      std::vector<std::array<double, 2>> centres;
-      for (int id : batch) centres.push_back(layout.positions_px[id]);
-      pixels += double(footprint_tiles(centres, in.D, int(in.height), int(in.width)).size()) * tile_edge * tile_edge;
-    }
+    Box const whole{0, 0, int(in.height), int(in.width)};
+    for (auto const& batch : batches) pixels += double(batch_tiles(batch, whole).size()) * tile_edge * tile_edge;
     in.batch_tiles_pixels = batches.empty() ? 0 : pixels / double(batches.size());
   }
   auto const part = partition_scan(layout.positions_px, in.D, layout.grid.height, layout.grid.width, P);
   double exact = 0;
   for (int r = 0; r < P; ++r) {
-    double ov = 0;
-    for (int s : part.neighbours[r]) ov += double(intersect(part.tiles[r], part.tiles[s]).area());
-    exact += model(in, row.strategy, double(part.tiles[r].area()), ov).bytes_per_epoch;
+    Box const& t = part.tiles[r];
+    double ov = 0, batch_ov = 0;
+    for (int s : part.neighbours[r]) ov += double(intersect(t, part.tiles[s]).area());
+    // The exact A_ov,b: the batch tiles' pixels inside the overlaps, as
+    // neighbour-consensus packs them.
+    for (auto const& batch : batches)
+      for (auto const& o : batch_tiles(batch, t))
+        for (int s : part.neighbours[r])
+          batch_ov += double(intersect(Box{t.y + o[0], t.x + o[1], tile_edge, tile_edge},
+                                       intersect(t, part.tiles[s])).area());
+    if (!batches.empty()) batch_ov /= double(batches.size());
+    exact += model(in, row.strategy, double(t.area()), ov, batch_ov).bytes_per_epoch;
   }
   row.model_exact = exact / P;
   ModelInput estimated = in;  // analytic: rectangular tiles and estimated batch tiles
