@@ -39,44 +39,55 @@ void for_each_in_region(ExecSpace const& space, char const* label, Box const& r,
       KOKKOS_LAMBDA(std::size_t k) { fn(k, y0 + int(k / width), x0 + int(k % width)); });
 }
 
-/// buf[3 k + (0, 1, 2)] = (Re num, Im num, w) of region pixel k (row-major).
-/// An empty `num` packs w only (buf[k]).
-template <class T, class ExecSpace>
-void pack_region(ExecSpace const& space, ComplexView2<T, typename ExecSpace::memory_space> const& num,
-                 RealView2<T, typename ExecSpace::memory_space> const& w, Box const& r,
-                 RealView1<T, typename ExecSpace::memory_space> const& buf) {
-  bool const with_num = num.extent(0) > 0;
-  auto N = num;
-  auto W = w;
-  auto B = buf;
-  for_each_in_region(space, "ptyko::neighbor::pack", r, KOKKOS_LAMBDA(std::size_t k, int y, int x) {
-    if (with_num) {
+/// buf[3 k + (0, 1, 2)] = (Re num, Im num, w) of packed pixel k at (y, x);
+/// an empty `num` packs w only (buf[k]).
+template <class T, class Mem>
+struct PackSums {
+  ComplexView2<T, Mem> N;
+  RealView2<T, Mem> W;
+  RealView1<T, Mem> B;
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t k, int y, int x) const {
+    if (N.extent(0) > 0) {
       B(3 * k) = N(y, x).real();
       B(3 * k + 1) = N(y, x).imag();
       B(3 * k + 2) = W(y, x);
     } else {
       B(k) = W(y, x);
     }
-  });
-}
+  }
+};
 
-/// num, w += the packed region (the inverse layout of pack_region).
-template <class T, class ExecSpace>
-void unpack_add_region(ExecSpace const& space, ComplexView2<T, typename ExecSpace::memory_space> const& num,
-                       RealView2<T, typename ExecSpace::memory_space> const& w, Box const& r,
-                       RealView1<T, typename ExecSpace::memory_space> const& buf) {
-  bool const with_num = num.extent(0) > 0;
-  auto N = num;
-  auto W = w;
-  auto B = buf;
-  for_each_in_region(space, "ptyko::neighbor::unpack_add", r, KOKKOS_LAMBDA(std::size_t k, int y, int x) {
-    if (with_num) {
+/// num, w += the packed values (the inverse layout of PackSums).
+template <class T, class Mem>
+struct UnpackAddSums {
+  ComplexView2<T, Mem> N;
+  RealView2<T, Mem> W;
+  RealView1<T, Mem> B;
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t k, int y, int x) const {
+    if (N.extent(0) > 0) {
       N(y, x) += Complex<T>(B(3 * k), B(3 * k + 1));
       W(y, x) += B(3 * k + 2);
     } else {
       W(y, x) += B(k);
     }
-  });
+  }
+};
+
+/// PackSums over a region (row-major).
+template <class T, class ExecSpace>
+void pack_region(ExecSpace const& space, ComplexView2<T, typename ExecSpace::memory_space> const& num,
+                 RealView2<T, typename ExecSpace::memory_space> const& w, Box const& r,
+                 RealView1<T, typename ExecSpace::memory_space> const& buf) {
+  for_each_in_region(space, "ptyko::neighbor::pack", r, PackSums<T, typename ExecSpace::memory_space>{num, w, buf});
+}
+
+/// UnpackAddSums over a region.
+template <class T, class ExecSpace>
+void unpack_add_region(ExecSpace const& space, ComplexView2<T, typename ExecSpace::memory_space> const& num,
+                       RealView2<T, typename ExecSpace::memory_space> const& w, Box const& r,
+                       RealView1<T, typename ExecSpace::memory_space> const& buf) {
+  for_each_in_region(space, "ptyko::neighbor::unpack_add", r,
+                     UnpackAddSums<T, typename ExecSpace::memory_space>{num, w, buf});
 }
 
 /// Approximate consensus, step 1: buf = (w Re O, w Im O, w) over the region.
@@ -147,35 +158,24 @@ void for_each_in_parts(ExecSpace const& space, char const* label, RegionParts<ty
       });
 }
 
-/// buf[3 k + (0, 1, 2)] = (Re num, Im num, w) of packed pixel k of the parts.
+/// PackSums over the first n parts (tile order).
 template <class T, class ExecSpace>
 void pack_parts(ExecSpace const& space, ComplexView2<T, typename ExecSpace::memory_space> const& num,
                 RealView2<T, typename ExecSpace::memory_space> const& w,
                 RegionParts<typename ExecSpace::memory_space> const& parts, int n,
                 RealView1<T, typename ExecSpace::memory_space> const& buf) {
-  auto N = num;
-  auto W = w;
-  auto B = buf;
-  for_each_in_parts(space, "ptyko::neighbor::pack_tiles", parts, n, KOKKOS_LAMBDA(std::size_t k, int y, int x) {
-    B(3 * k) = N(y, x).real();
-    B(3 * k + 1) = N(y, x).imag();
-    B(3 * k + 2) = W(y, x);
-  });
+  for_each_in_parts(space, "ptyko::neighbor::pack_tiles", parts, n,
+                    PackSums<T, typename ExecSpace::memory_space>{num, w, buf});
 }
 
-/// num, w += the packed parts (the inverse layout of pack_parts).
+/// UnpackAddSums over the first n parts.
 template <class T, class ExecSpace>
 void unpack_add_parts(ExecSpace const& space, ComplexView2<T, typename ExecSpace::memory_space> const& num,
                       RealView2<T, typename ExecSpace::memory_space> const& w,
                       RegionParts<typename ExecSpace::memory_space> const& parts, int n,
                       RealView1<T, typename ExecSpace::memory_space> const& buf) {
-  auto N = num;
-  auto W = w;
-  auto B = buf;
-  for_each_in_parts(space, "ptyko::neighbor::unpack_add_tiles", parts, n, KOKKOS_LAMBDA(std::size_t k, int y, int x) {
-    N(y, x) += Complex<T>(B(3 * k), B(3 * k + 1));
-    W(y, x) += B(3 * k + 2);
-  });
+  for_each_in_parts(space, "ptyko::neighbor::unpack_add_tiles", parts, n,
+                    UnpackAddSums<T, typename ExecSpace::memory_space>{num, w, buf});
 }
 
 template <class T, class ExecSpace>

@@ -210,6 +210,30 @@ void fill_coverage(Exec const& space, ScanLayout const& layout, Decomposition co
   Kokkos::deep_copy(space, w, hw);
 }
 
+// Pixels of the rank's tile where (num, w) is not (1 + 2i, 1) times the
+// global coverage of every `every`-th frame.
+int coverage_mismatches(ScanLayout const& layout, Decomposition const& d,
+                        ComplexView2<float, Exec::memory_space> const& num,
+                        RealView2<float, Exec::memory_space> const& w, std::size_t every = 1) {
+  int const D = layout.info.ny;
+  Kokkos::View<int**, Kokkos::HostSpace> cover("cover", layout.grid.height, layout.grid.width);
+  for (std::size_t id = 0; id < layout.positions_px.size(); id += every) {
+    auto const& pos = layout.positions_px[id];
+    int const cy = int(std::floor(pos[0] - D / 2)), cx = int(std::floor(pos[1] - D / 2));
+    for (int i = 0; i <= D; ++i)
+      for (int j = 0; j <= D; ++j) cover(cy + i, cx + j) += 1;
+  }
+  auto hn = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), num);
+  auto hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w);
+  int wrong = 0;
+  for (int y = 0; y < d.tile_height; ++y)
+    for (int x = 0; x < d.tile_width; ++x) {
+      int const c = cover(d.tile_y + y, d.tile_x + x);
+      wrong += hw(y, x) != float(c) || hn(y, x) != Complex<float>(c, 2 * c);
+    }
+  return wrong;
+}
+
 TEST(Neighbor, OverlapSumIsExactAndMovesOnlyOverlaps) {
   Exec space;
   auto comm = Communicator::world();
@@ -230,22 +254,7 @@ TEST(Neighbor, OverlapSumIsExactAndMovesOnlyOverlaps) {
     expected += 2 * 3 * sizeof(float) * intersect(p.tiles[comm.rank()], p.tiles[s]).area();
   EXPECT_EQ(moved, expected);
 
-  // Global coverage on the host, from all frames.
-  Kokkos::View<int**, Kokkos::HostSpace> cover("cover", layout.grid.height, layout.grid.width);
-  for (auto const& pos : layout.positions_px) {
-    int const cy = int(std::floor(pos[0] - D / 2)), cx = int(std::floor(pos[1] - D / 2));
-    for (int i = 0; i <= D; ++i)
-      for (int j = 0; j <= D; ++j) cover(cy + i, cx + j) += 1;
-  }
-  auto hn = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), num);
-  auto hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w);
-  int wrong = 0;
-  for (int y = 0; y < d.tile_height; ++y)
-    for (int x = 0; x < d.tile_width; ++x) {
-      int const c = cover(d.tile_y + y, d.tile_x + x);
-      wrong += hw(y, x) != float(c) || hn(y, x) != Complex<float>(c, 2 * c);
-    }
-  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(coverage_mismatches(layout, d, num, w), 0);
 }
 
 // A batch (every 7th frame of the scan, on every rank): the sums lie in the
@@ -282,22 +291,7 @@ TEST(Neighbor, TiledOverlapSumIsExactAndMovesOnlyTheBatchTiles) {
     EXPECT_LT(moved, whole);
   }
 
-  Kokkos::View<int**, Kokkos::HostSpace> cover("cover", layout.grid.height, layout.grid.width);
-  for (std::size_t id = 0; id < layout.positions_px.size(); id += every) {
-    auto const& pos = layout.positions_px[id];
-    int const cy = int(std::floor(pos[0] - D / 2)), cx = int(std::floor(pos[1] - D / 2));
-    for (int i = 0; i <= D; ++i)
-      for (int j = 0; j <= D; ++j) cover(cy + i, cx + j) += 1;
-  }
-  auto hn = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), num);
-  auto hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w);
-  int wrong = 0;
-  for (int y = 0; y < d.tile_height; ++y)
-    for (int x = 0; x < d.tile_width; ++x) {
-      int const c = cover(d.tile_y + y, d.tile_x + x);
-      wrong += hw(y, x) != float(c) || hn(y, x) != Complex<float>(c, 2 * c);
-    }
-  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(coverage_mismatches(layout, d, num, w, every), 0);
 }
 
 // RMS residual (after object_error's scale, ramp and integer shift) over
