@@ -15,7 +15,11 @@
 //   neighbor k=1:  2 * 3 s A_ov,b                 the batch's tiles inside the overlaps, sent and
 //                                                 received: A_ov,b ~ A_ov A_b / A where the batches
 //                                                 are not known
-//   neighbor k>1:  2 * 3 s A_ov / k               weighted object + weight, every k batches (+1 per epoch)
+//   neighbor k>1:  2 * 3 s A_ov,k / k             weighted object + weight of the tiles the last k
+//                                                 batches touched inside the overlaps, every k
+//                                                 batches (and the batches left at the end of an
+//                                                 epoch): A_ov,k ~ A_ov (1 - (1 - A_b / A)^k), the
+//                                                 batches' tiles taken as independent draws
 //   all:           r * (2M + 1) s D^2             probe numerator (M complex modes) + weight
 //                  r * 16                         two double maxima
 //                  r * 32 (LSQML)                 two sums of two doubles (step sizes)
@@ -127,11 +131,22 @@ struct ModelResult {
 
 inline double batches_per_epoch(ModelInput const& in) { return std::ceil(in.frames / in.batch); }
 
+/// A_ov,j: pixels of the overlaps (A_ov) inside the union of the tiles of j
+/// batches, the batches' tiles taken as independent draws of A_b of the A
+/// object pixels.
+inline double union_overlap_area(ModelInput const& in, double overlap_area, double j) {
+  double const A = in.height * in.width;
+  double const f = std::min(1.0, batch_tile_pixels(in) / A);
+  return j <= 0 ? 0 : overlap_area * (1 - std::pow(1 - f, j));
+}
+
 /// `strategy`: "full-sync" or "neighbor"; `overlap_area`/`tile_area` of the
 /// rank; `batch_overlap_area`: mean pixels of a batch's tiles inside the
-/// rank's overlaps (A_ov,b; < 0: estimated as A_ov A_b / A).
+/// rank's overlaps (A_ov,b; < 0: estimated as A_ov A_b / A);
+/// `reconciled_area`: neighbor k > 1, the overlap pixels its reconciles of
+/// one epoch average, summed (< 0: estimated with union_overlap_area).
 inline ModelResult model(ModelInput const& in, std::string const& strategy, double tile_area, double overlap_area,
-                         double batch_overlap_area = -1) {
+                         double batch_overlap_area = -1, double reconciled_area = -1) {
   ModelResult out;
   int const P = in.ranks;
   double const s = in.precision, r = ring_factor(P), D2 = double(in.D) * in.D, M = in.modes;
@@ -155,7 +170,13 @@ inline ModelResult model(ModelInput const& in, std::string const& strategy, doub
                          (batch_overlap_area >= 0 ? batch_overlap_area
                                                   : overlap_area * std::min(1.0, batch_tile_pixels(in) / A));
     object = nb * per_batch_object;
-    if (!full && in.sync_every > 1) object = (std::floor(nb / in.sync_every) + 1) * 2 * 3 * s * overlap_area;
+    if (!full && in.sync_every > 1) {
+      double const k = in.sync_every, left = nb - k * std::floor(nb / k);
+      if (reconciled_area < 0)
+        reconciled_area = std::floor(nb / k) * union_overlap_area(in, overlap_area, k) +
+                          union_overlap_area(in, overlap_area, left);
+      object = 2 * 3 * s * reconciled_area;
+    }
     other += nb * (probe + r * 16 + (in.solver == "lsqml" ? r * 32 : 0));
   }
   out.object_bytes = P > 1 ? object : 0;

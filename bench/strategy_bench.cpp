@@ -44,8 +44,10 @@
 #include <ptyko/parallel/partition.hpp>
 #include <ptyko/parallel/strategy.hpp>
 
+#include <array>
 #include <cstdio>
 #include <optional>
+#include <set>
 #include <sstream>
 
 namespace {
@@ -202,7 +204,28 @@ Row run(Config const& cfg, ScanLayout const& layout, Truth const& truth, std::st
           batch_ov += double(intersect(Box{t.y + o[0], t.x + o[1], tile_edge, tile_edge},
                                        intersect(t, part.tiles[s])).area());
     if (!batches.empty()) batch_ov /= double(batches.size());
-    exact += model(in, row.strategy, double(t.area()), ov, batch_ov).bytes_per_epoch;
+    // The approximate mode's reconciles over an epoch (the first epoch's
+    // batch order): the union of the tiles of the batches since the last
+    // reconcile, inside the overlaps, every k batches and at the end.
+    double reconciled = -1;
+    if (row.sync_every > 1) {
+      reconciled = 0;
+      std::set<std::array<int, 2>> since;
+      auto reconcile = [&] {
+        for (auto const& o : since)
+          for (int s : part.neighbours[r])
+            reconciled += double(intersect(Box{t.y + o[0], t.x + o[1], tile_edge, tile_edge},
+                                           intersect(t, part.tiles[s])).area());
+        since.clear();
+      };
+      auto const order = batch_order(int(batches.size()), batch_options.seed, 0);
+      for (std::size_t j = 0; j < order.size(); ++j) {
+        for (auto const& o : batch_tiles(batches[std::size_t(order[j])], t)) since.insert(o);
+        if ((j + 1) % std::size_t(row.sync_every) == 0) reconcile();
+      }
+      reconcile();
+    }
+    exact += model(in, row.strategy, double(t.area()), ov, batch_ov, reconciled).bytes_per_epoch;
   }
   row.model_exact = exact / P;
   ModelInput estimated = in;  // analytic: rectangular tiles and estimated batch tiles

@@ -111,8 +111,8 @@ Reconstruction<T, ExecSpace>::Reconstruction(ExecSpace const& space, LocalData<T
     centres.clear();
     for (int id : g)
       centres.push_back({all_positions[id][0] - m_data.tile_y, all_positions[id][1] - m_data.tile_x});
-    b.tiles = make_tile_list<typename ExecSpace::memory_space>(footprint_tiles(centres, D, H, W),
-                                                               "ptyko::Reconstruction::batch_tiles");
+    b.tiles = make_mirrored_tile_list<typename ExecSpace::memory_space>(footprint_tiles(centres, D, H, W),
+                                                                        "ptyko::Reconstruction::batch_tiles");
     m_batches.push_back(b);
   }
   m_power = mean_pattern(m_space, m_data, m_sync).second;

@@ -43,7 +43,8 @@ class FullSync final : public Strategy<T, ExecSpace> {
   /// Only the batch's tiles: every rank has the whole object and the same
   /// global batches, hence the same tile list, and nothing outside it.
   void sum_object(ExecSpace const& space, ComplexField const& num, RealField const& w,
-                  TileList<Mem> const& tiles) override {
+                  MirroredTileList<Mem> const& batch_tiles) override {
+    auto const& tiles = batch_tiles.list;
     if (m_comm.size() == 1 || tiles.extent(0) == 0) return;
     std::size_t const n = 3 * tiles.extent(0) * std::size_t(tile_edge) * tile_edge;
     if (m_packed.extent(0) < n)  // grows to the largest batch, then stays

@@ -13,7 +13,12 @@
 // sync_every = k > 1 (approximate, tike-style consensus): ranks update their
 // tiles from local sums only; every k batches, and at the end of each epoch,
 // overlapping pixels are replaced by the illumination-weighted average of the
-// ranks' values. The probe sums stay exact (a small all-reduce).
+// ranks' values: only those in the tiles the batches since the last
+// reconcile touched, the only pixels any rank changed. The probe sums stay
+// exact (a small all-reduce).
+//
+// Both modes plan each exchange on the host from the batches' host tile
+// lists (MirroredTileList): no tile list is copied back from a device.
 
 #include "strategies.hpp"
 
@@ -23,6 +28,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <vector>
@@ -73,70 +79,6 @@ struct UnpackAddSums {
   }
 };
 
-/// PackSums over a region (row-major).
-template <class T, class ExecSpace>
-void pack_region(ExecSpace const& space, ComplexView2<T, typename ExecSpace::memory_space> const& num,
-                 RealView2<T, typename ExecSpace::memory_space> const& w, Box const& r,
-                 RealView1<T, typename ExecSpace::memory_space> const& buf) {
-  for_each_in_region(space, "ptyko::neighbor::pack", r, PackSums<T, typename ExecSpace::memory_space>{num, w, buf});
-}
-
-/// UnpackAddSums over a region.
-template <class T, class ExecSpace>
-void unpack_add_region(ExecSpace const& space, ComplexView2<T, typename ExecSpace::memory_space> const& num,
-                       RealView2<T, typename ExecSpace::memory_space> const& w, Box const& r,
-                       RealView1<T, typename ExecSpace::memory_space> const& buf) {
-  for_each_in_region(space, "ptyko::neighbor::unpack_add", r,
-                     UnpackAddSums<T, typename ExecSpace::memory_space>{num, w, buf});
-}
-
-/// Approximate consensus, step 1: buf = (w Re O, w Im O, w) over the region.
-template <class T, class ExecSpace>
-void pack_weighted_object(ExecSpace const& space, ComplexView2<T, typename ExecSpace::memory_space> const& object,
-                          RealView2<T, typename ExecSpace::memory_space> const& w, Box const& r,
-                          RealView1<T, typename ExecSpace::memory_space> const& buf) {
-  auto O = object;
-  auto W = w;
-  auto B = buf;
-  for_each_in_region(space, "ptyko::neighbor::pack_weighted_object", r, KOKKOS_LAMBDA(std::size_t k, int y, int x) {
-    Complex<T> const v = W(y, x) * O(y, x);
-    B(3 * k) = v.real();
-    B(3 * k + 1) = v.imag();
-    B(3 * k + 2) = W(y, x);
-  });
-}
-
-/// Approximate consensus, before the exchange: own = w and acc = w O over
-/// the region.
-template <class T, class ExecSpace>
-void weighted_copy_region(ExecSpace const& space, ComplexView2<T, typename ExecSpace::memory_space> const& object,
-                          RealView2<T, typename ExecSpace::memory_space> const& w,
-                          RealView2<T, typename ExecSpace::memory_space> const& own,
-                          ComplexView2<T, typename ExecSpace::memory_space> const& acc, Box const& r) {
-  auto O = object;
-  auto W = w;
-  auto S = own;
-  auto A = acc;
-  for_each_in_region(space, "ptyko::neighbor::weighted_copy", r, KOKKOS_LAMBDA(std::size_t, int y, int x) {
-    S(y, x) = W(y, x);
-    A(y, x) = W(y, x) * O(y, x);
-  });
-}
-
-/// After the exchange: O = acc / own where own > 0 over the region (the same
-/// value again where two regions meet).
-template <class T, class ExecSpace>
-void apply_average_region(ExecSpace const& space, ComplexView2<T, typename ExecSpace::memory_space> const& object,
-                          ComplexView2<T, typename ExecSpace::memory_space> const& acc,
-                          RealView2<T, typename ExecSpace::memory_space> const& own, Box const& r) {
-  auto O = object;
-  auto S = own;
-  auto A = acc;
-  for_each_in_region(space, "ptyko::neighbor::apply_average", r, KOKKOS_LAMBDA(std::size_t, int y, int x) {
-    if (S(y, x) > T(0)) O(y, x) = A(y, x) / S(y, x);
-  });
-}
-
 /// Parts of a region to exchange: (y, x, height, width, first packed
 /// pixel) each, at most tile_edge x tile_edge pixels (a batch tile inside
 /// the region).
@@ -158,24 +100,98 @@ void for_each_in_parts(ExecSpace const& space, char const* label, RegionParts<ty
       });
 }
 
-/// PackSums over the first n parts (tile order).
-template <class T, class ExecSpace>
-void pack_parts(ExecSpace const& space, ComplexView2<T, typename ExecSpace::memory_space> const& num,
-                RealView2<T, typename ExecSpace::memory_space> const& w,
-                RegionParts<typename ExecSpace::memory_space> const& parts, int n,
-                RealView1<T, typename ExecSpace::memory_space> const& buf) {
-  for_each_in_parts(space, "ptyko::neighbor::pack_tiles", parts, n,
-                    PackSums<T, typename ExecSpace::memory_space>{num, w, buf});
+/// Approximate consensus, the message: buf[3 k + (0, 1, 2)] = (w Re O,
+/// w Im O, w) of packed pixel k at (y, x).
+template <class T, class Mem>
+struct PackWeightedObject {
+  ComplexView2<T, Mem> O;
+  RealView2<T, Mem> W;
+  RealView1<T, Mem> B;
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t k, int y, int x) const {
+    Complex<T> const v = W(y, x) * O(y, x);
+    B(3 * k) = v.real();
+    B(3 * k + 1) = v.imag();
+    B(3 * k + 2) = W(y, x);
+  }
+};
+
+/// Approximate consensus, before the exchange: own = w and acc = w O.
+template <class T, class Mem>
+struct WeightedCopy {
+  ComplexView2<T, Mem> O;
+  RealView2<T, Mem> W;
+  RealView2<T, Mem> S;
+  ComplexView2<T, Mem> A;
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t, int y, int x) const {
+    S(y, x) = W(y, x);
+    A(y, x) = W(y, x) * O(y, x);
+  }
+};
+
+/// After the exchange: O = acc / own where own > 0 (the same value again
+/// where two links' pixels meet).
+template <class T, class Mem>
+struct ApplyAverage {
+  ComplexView2<T, Mem> O;
+  ComplexView2<T, Mem> A;
+  RealView2<T, Mem> S;
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t, int y, int x) const {
+    if (S(y, x) > T(0)) O(y, x) = A(y, x) / S(y, x);
+  }
+};
+
+/// The pixels one link exchanges next: its whole region or, when `tiled`,
+/// the first n_parts parts of it.
+template <class Mem>
+struct LinkPixels {
+  Box region;  ///< the shared pixels, in this rank's tile coordinates
+  bool tiled = false;
+  RegionParts<Mem> parts;
+  int n_parts = 0;
+  std::size_t part_pixels = 0;  ///< pixels in those parts
+  std::size_t count() const { return tiled ? part_pixels : region.area(); }
+};
+
+/// fn(k, y, x) over a link's pixels, k the packed index. Non-blocking.
+template <class ExecSpace, class Fn>
+void for_each_in_link(ExecSpace const& space, char const* label, LinkPixels<typename ExecSpace::memory_space> const& l,
+                      Fn const& fn) {
+  if (l.tiled)
+    for_each_in_parts(space, label, l.parts, l.n_parts, fn);
+  else
+    for_each_in_region(space, label, l.region, fn);
 }
 
-/// UnpackAddSums over the first n parts.
-template <class T, class ExecSpace>
-void unpack_add_parts(ExecSpace const& space, ComplexView2<T, typename ExecSpace::memory_space> const& num,
-                      RealView2<T, typename ExecSpace::memory_space> const& w,
-                      RegionParts<typename ExecSpace::memory_space> const& parts, int n,
-                      RealView1<T, typename ExecSpace::memory_space> const& buf) {
-  for_each_in_parts(space, "ptyko::neighbor::unpack_add_tiles", parts, n,
-                    UnpackAddSums<T, typename ExecSpace::memory_space>{num, w, buf});
+/// Makes `l` exchange the parts of the tiles at `origins` (sorted, row-major:
+/// two ranks listing the same tiles of their overlap pack them in the same
+/// order) inside its region. Uploads the parts (host -> device).
+template <class ExecSpace>
+void plan_tile_parts(ExecSpace const& space, LinkPixels<typename ExecSpace::memory_space>& l,
+                     std::vector<std::array<int, 2>> const& origins) {
+  using Mem = typename ExecSpace::memory_space;
+  std::vector<std::array<int, 5>> parts;
+  int first = 0;
+  for (auto const& o : origins) {
+    Box const part = intersect(Box{o[0], o[1], tile_edge, tile_edge}, l.region);
+    if (part.empty()) continue;
+    parts.push_back({part.y, part.x, part.height, part.width, first});
+    first += int(part.area());
+  }
+  if (parts.size() > l.parts.extent(0))
+    l.parts = RegionParts<Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::parts"), parts.size());
+  auto hp = Kokkos::create_mirror_view(l.parts);
+  for (std::size_t b = 0; b < parts.size(); ++b)
+    for (int c = 0; c < 5; ++c) hp(b, c) = parts[b][c];
+  if (!parts.empty()) Kokkos::deep_copy(space, l.parts, hp);  // host -> device: the parts to exchange
+  l.tiled = true;
+  l.n_parts = int(parts.size());
+  l.part_pixels = std::size_t(first);
+}
+
+/// The origins of a host tile list.
+template <class HostTiles>
+void append_origins(HostTiles const& h, std::vector<std::array<int, 2>>& out) {
+  for (std::size_t k = 0; k < h.extent(0); ++k) out.push_back({h(k, 0), h(k, 1)});
 }
 
 template <class T, class ExecSpace>
@@ -252,9 +268,8 @@ class Neighbor final : public Strategy<T, ExecSpace> {
 
   void sum_object(ExecSpace const& space, ComplexField const& num, RealField const& w) override {
     if (m_sync_every > 1) return;  // approximate: local sums, reconciled in after_batch
-    exchange(space, [&](Link& l) { pack_region<T>(space, num, w, l.region, l.send); },
-             [&](Link& l) { unpack_add_region<T>(space, num, w, l.region, l.recv); },
-             num.extent(0) > 0 ? 3 : 1);
+    for (Link& l : m_links) l.tiled = false;
+    exchange_sums(space, num, w);
   }
 
   /// The batch's sums lie in `tiles`: each link moves only the parts of
@@ -263,33 +278,14 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   /// partition_scan; tiles marked from the footprints over whole tiles,
   /// footprint_tiles), so both pack and unpack the same pixels.
   void sum_object(ExecSpace const& space, ComplexField const& num, RealField const& w,
-                  TileList<Mem> const& tiles) override {
+                  MirroredTileList<Mem> const& tiles) override {
     if (m_sync_every > 1) return;
     if (m_links.empty()) return;
     if (!m_on_tile_grid) return sum_object(space, num, w);  // tile lists may disagree: whole overlaps
-    auto const h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tiles);  // device -> host: tile origins
-    for (Link& l : m_links) {
-      std::vector<std::array<int, 5>> parts;
-      int first = 0;
-      for (std::size_t k = 0; k < h.extent(0); ++k) {
-        Box const part = intersect(Box{h(k, 0), h(k, 1), tile_edge, tile_edge}, l.region);
-        if (part.empty()) continue;
-        parts.push_back({part.y, part.x, part.height, part.width, first});
-        first += int(part.area());
-      }
-      if (parts.size() > l.parts.extent(0))
-        l.parts = RegionParts<Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::parts"),
-                                   parts.size());
-      auto hp = Kokkos::create_mirror_view(l.parts);
-      for (std::size_t b = 0; b < parts.size(); ++b)
-        for (int c = 0; c < 5; ++c) hp(b, c) = parts[b][c];
-      Kokkos::deep_copy(space, l.parts, hp);  // host -> device: this batch's parts of the overlap
-      l.n_parts = int(parts.size());
-      l.pixels = std::size_t(first);
-    }
-    exchange(space, [&](Link& l) { pack_parts<T>(space, num, w, l.parts, l.n_parts, l.send); },
-             [&](Link& l) { unpack_add_parts<T>(space, num, w, l.parts, l.n_parts, l.recv); },
-             3, /*tiled=*/true);
+    m_origins.clear();
+    append_origins(tiles.host, m_origins);  // row-major, as footprint_tiles lists them
+    for (Link& l : m_links) plan_tile_parts(space, l, m_origins);
+    exchange_sums(space, num, w);
   }
 
   void sum_probe(ExecSpace const& space, ProbeField const& num, RealField const& w) override {
@@ -305,12 +301,13 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   void max(double* v, int n) override { m_comm.allreduce(v, std::size_t(n), Datatype::float64, ReduceOp::max); }
 
   void after_batch(ExecSpace const& space, ComplexField const& object, RealField const& illumination,
-                   TileList<Mem> const& tiles) override {
+                   MirroredTileList<Mem> const& tiles) override {
     if (m_sync_every == 1) return;
     if (illumination.extent(0) > 0) {
       // The batch's illumination lies in its tiles: add those, not the tile.
-      add_into(space, m_weight, illumination, tiles);
+      add_into(space, m_weight, illumination, tiles.list);
       m_weighted_tiles.push_back(tiles);
+      m_weights_recorded = true;
     }
     if (++m_batches_since_sync % m_sync_every == 0) reconcile(space, object);
   }
@@ -365,34 +362,46 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   }
 
  private:
-  struct Link {
+  struct Link : LinkPixels<Mem> {
     int rank = 0;
-    Box region;  ///< the shared pixels, in this rank's tile coordinates
     Buffer send, recv;
     typename Buffer::HostMirror send_host, recv_host;
-    RegionParts<Mem> parts;  ///< the batch tiles' parts inside the region (tiled sum_object)
-    int n_parts = 0;
-    std::size_t pixels = 0;  ///< pixels in those parts
   };
+
+  // Completes the object sums (num may be empty: w only) over every link's
+  // pixels (as the links are planned).
+  void exchange_sums(ExecSpace const& space, ComplexField const& num, RealField const& w) {
+    exchange(space, [&](Link& l) { for_each_in_link(space, "ptyko::neighbor::pack", l, PackSums<T, Mem>{num, w, l.send}); },
+             [&](Link& l) {
+               for_each_in_link(space, "ptyko::neighbor::unpack_add", l, UnpackAddSums<T, Mem>{num, w, l.recv});
+             },
+             num.extent(0) > 0 ? 3 : 1);
+  }
 
   // One exchange with every neighbour: pack all, send/receive, add all.
   // `values` scalars per pixel travel (3: complex sum and weight; 1: weight)
-  // for every pixel of the region, or with `tiled` of the link's parts.
+  // for each of a link's pixels as planned (its region or its parts). A link
+  // with no pixels is skipped: both of its ranks plan the same pixels.
   template <class Pack, class Unpack>
-  void exchange(ExecSpace const& space, Pack pack, Unpack unpack, int values, bool tiled = false) {
-    if (m_links.empty()) return;
-    auto const count = [&](Link const& l) { return std::size_t(values) * (tiled ? l.pixels : l.region.area()); };
-    for (auto& l : m_links) pack(l);
+  void exchange(ExecSpace const& space, Pack pack, Unpack unpack, int values) {
+    std::vector<Link*> active;
+    for (auto& l : m_links)
+      if (l.count() > 0) active.push_back(&l);
+    if (active.empty()) return;
+    auto const count = [&](Link const& l) { return std::size_t(values) * l.count(); };
+    for (Link* l : active) pack(*l);
     fence(space, "ptyko::neighbor::packed");
     constexpr bool direct = mpi_can_read_v<Mem>;
     std::vector<Request> requests;
-    requests.reserve(2 * m_links.size());
-    for (auto& l : m_links) {
+    requests.reserve(2 * active.size());
+    for (Link* lp : active) {
+      Link& l = *lp;
       std::size_t const n = count(l);
       T* recv = direct ? l.recv.data() : l.recv_host.data();
       requests.push_back(m_comm.irecv(recv, n, datatype_of<T>(), l.rank, tag));
     }
-    for (auto& l : m_links) {
+    for (Link* lp : active) {
+      Link& l = *lp;
       std::size_t const n = count(l);
       if (!direct) {
         Kokkos::deep_copy(space, Kokkos::subview(l.send_host, std::make_pair(std::size_t(0), n)),
@@ -403,7 +412,8 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       requests.push_back(m_comm.isend(send, n, datatype_of<T>(), l.rank, tag));
     }
     m_comm.wait_all(requests);
-    for (auto& l : m_links) {
+    for (Link* lp : active) {
+      Link& l = *lp;
       if (!direct) {
         std::size_t const n = count(l);
         Kokkos::deep_copy(space, Kokkos::subview(l.recv, std::make_pair(std::size_t(0), n)),
@@ -415,22 +425,40 @@ class Neighbor final : public Strategy<T, ExecSpace> {
 
   // Overlaps become the weighted average of the ranks' values: O <- sum_r
   // w_r O_r / sum_r w_r, with w the illumination since the last reconcile
-  // (footprint counts when no illumination was recorded, e.g. DM).
-  // Only the overlaps with the neighbours change (elsewhere the weighted
-  // average is the rank's own value), so every pass runs over the links'
-  // regions, and the weights are cleared over the tiles the batches since
-  // the last reconcile added to: the cost follows the overlaps and the
-  // batches, not the rank's whole tile.
+  // (footprint counts when the solver records none, e.g. DM).
+  // Only the overlaps change (elsewhere the weighted average is the rank's
+  // own value), and of those only the tiles some batch touched since the
+  // last reconcile: elsewhere no rank changed the object, so every rank
+  // still holds the last average (and no rank has weight there). Every rank
+  // of a link lists the same touched tiles in its overlap (the global
+  // batches' tiles on one tile grid), so both pack the same pixels. Without
+  // recorded illumination, or off the tile grid, whole overlaps are averaged.
   void reconcile(ExecSpace const& space, ComplexField const& object) {
-    bool weighted = false;  // the tiles' maxima: m_weight is zero elsewhere
-    for (auto const& t : m_weighted_tiles) weighted = weighted || max_over_tiles(space, t, m_weight) > 0;
-    RealField const w = weighted ? m_weight : m_cover;
-    for (Link const& l : m_links) weighted_copy_region<T>(space, object, w, m_own, m_acc, l.region);
+    if (m_weights_recorded && m_on_tile_grid) {
+      m_origins.clear();
+      for (auto const& t : m_weighted_tiles) append_origins(t.host, m_origins);
+      std::sort(m_origins.begin(), m_origins.end());
+      m_origins.erase(std::unique(m_origins.begin(), m_origins.end()), m_origins.end());
+      for (Link& l : m_links) plan_tile_parts(space, l, m_origins);
+    } else {
+      for (Link& l : m_links) l.tiled = false;
+    }
+    RealField const w = m_weights_recorded ? m_weight : m_cover;
+    for (Link const& l : m_links)
+      for_each_in_link(space, "ptyko::neighbor::weighted_copy", l, WeightedCopy<T, Mem>{object, w, m_own, m_acc});
     // Packs read w and the object, which the unpacks do not change.
-    exchange(space, [&](Link& l) { pack_weighted_object<T>(space, object, w, l.region, l.send); },
-             [&](Link& l) { unpack_add_region<T>(space, m_acc, m_own, l.region, l.recv); }, 3);
-    for (Link const& l : m_links) apply_average_region<T>(space, object, m_acc, m_own, l.region);
-    for (auto const& t : m_weighted_tiles) zero_tiles(space, t, m_weight);
+    exchange(space,
+             [&](Link& l) {
+               for_each_in_link(space, "ptyko::neighbor::pack_weighted_object", l,
+                                PackWeightedObject<T, Mem>{object, w, l.send});
+             },
+             [&](Link& l) {
+               for_each_in_link(space, "ptyko::neighbor::unpack_add", l, UnpackAddSums<T, Mem>{m_acc, m_own, l.recv});
+             },
+             3);
+    for (Link const& l : m_links)
+      for_each_in_link(space, "ptyko::neighbor::apply_average", l, ApplyAverage<T, Mem>{object, m_acc, m_own});
+    for (auto const& t : m_weighted_tiles) zero_tiles(space, t.list, m_weight);
     m_weighted_tiles.clear();
     m_batches_since_sync = 0;
   }
@@ -460,7 +488,9 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   RealField m_cover, m_weight;  ///< m_weight: illumination since the last reconcile (sync_every > 1)
   RealField m_own;              ///< reconcile: summed weights over the overlaps
   ComplexField m_acc;           ///< reconcile: weighted object sums over the overlaps
-  std::vector<TileList<Mem>> m_weighted_tiles;  ///< tiles m_weight holds values in
+  std::vector<MirroredTileList<Mem>> m_weighted_tiles;  ///< tiles m_weight holds values in
+  bool m_weights_recorded = false;  ///< the solver passes its illumination to after_batch
+  std::vector<std::array<int, 2>> m_origins;  ///< scratch: tile origins of a plan
   int m_batches_since_sync = 0;
   HostStaging m_staging;
 };

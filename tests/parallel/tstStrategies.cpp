@@ -3,7 +3,8 @@
 //  * neighbor with sync-every 1 reproduces full-sync, moving only overlaps,
 //    holding only its tile, every rank ending an epoch with the same probe;
 //  * neighbor's overlap sum is exact and moves exactly the overlap bytes;
-//  * neighbor with sync-every 4 converges about as well, without seams;
+//  * neighbor with sync-every 4 converges about as well, without seams, and
+//    its reconcile averages (and moves) only the overlaps' touched tiles;
 //  * each rank reads exactly its own frames.
 #include <ptyko/core/dataset.hpp>
 #include <ptyko/core/fftshift.hpp>
@@ -273,8 +274,8 @@ TEST(Neighbor, TiledOverlapSumIsExactAndMovesOnlyTheBatchTiles) {
   std::vector<std::array<double, 2>> centres;
   for (std::size_t id = 0; id < layout.positions_px.size(); id += every)
     centres.push_back({layout.positions_px[id][0] - d.tile_y, layout.positions_px[id][1] - d.tile_x});
-  auto const tiles = make_tile_list<Exec::memory_space>(footprint_tiles(centres, D, d.tile_height, d.tile_width),
-                                                        "batch_tiles");
+  auto const tiles = make_mirrored_tile_list<Exec::memory_space>(
+      footprint_tiles(centres, D, d.tile_height, d.tile_width), "batch_tiles");
   ComplexView2<float, Exec::memory_space> num("num", d.tile_height, d.tile_width);
   RealView2<float, Exec::memory_space> w("w", d.tile_height, d.tile_width);
   fill_coverage<float>(space, layout, d, num, w, every);
@@ -292,6 +293,94 @@ TEST(Neighbor, TiledOverlapSumIsExactAndMovesOnlyTheBatchTiles) {
   }
 
   EXPECT_EQ(coverage_mismatches(layout, d, num, w, every), 0);
+}
+
+// Approximate consensus (sync-every 2) after two batches (every 7th frame
+// from 0 and from 3): the object is f(y, x) on every rank, plus i (r + 1)
+// on the tiles the batches touched, where rank r's illumination is r + 1.
+// Only touched pixels shared by several tiles change, to the weighted
+// average f + i sum (r + 1)^2 / sum (r + 1) over the ranks holding them,
+// and only those pixels travel. A reconcile with no batch since the last
+// one moves no object pixel.
+TEST(Neighbor, ReconcileAveragesOnlyTheTilesTheBatchesTouched) {
+  Exec space;
+  auto comm = Communicator::world();
+  ScanLayout const layout = read_scan_layout(DatasetEnvironment::path, {});
+  StrategyOptions so;
+  so.sync_every = 2;
+  auto strategy = make_strategy<float, Exec>("neighbor", comm, layout, so);
+  auto const& d = strategy->decomposition();
+  int const D = layout.info.ny, r = comm.rank(), H = d.tile_height, W = d.tile_width;
+  Partition const p = partition_scan(layout.positions_px, D, layout.grid.height, layout.grid.width, comm.size());
+  auto batch_tiles = [&](std::size_t first) {
+    std::vector<std::array<double, 2>> centres;
+    for (std::size_t id = first; id < layout.positions_px.size(); id += 7)
+      centres.push_back({layout.positions_px[id][0] - d.tile_y, layout.positions_px[id][1] - d.tile_x});
+    return footprint_tiles(centres, D, H, W);
+  };
+  std::array<std::vector<std::array<int, 2>>, 2> const origins{batch_tiles(0), batch_tiles(3)};
+  Kokkos::View<int**, Kokkos::HostSpace> touched("touched", H, W);
+  std::array<RealView2<float, Exec::memory_space>, 2> illum;
+  std::array<MirroredTileList<Exec::memory_space>, 2> tiles;
+  for (int b = 0; b < 2; ++b) {
+    Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace> h("illum", H, W);
+    for (auto const& o : origins[b])
+      for (int y = o[0]; y < std::min(H, o[0] + tile_edge); ++y)
+        for (int x = o[1]; x < std::min(W, o[1] + tile_edge); ++x) {
+          h(y, x) = float(r + 1);
+          touched(y, x) = 1;
+        }
+    illum[b] = RealView2<float, Exec::memory_space>("illum", H, W);
+    Kokkos::deep_copy(illum[b], h);
+    tiles[b] = make_mirrored_tile_list<Exec::memory_space>(origins[b], "batch_tiles");
+  }
+  auto f = [&](int y, int x) { return float((3 * (d.tile_y + y) + 7 * (d.tile_x + x)) % 13); };
+  auto object_h = Kokkos::View<Complex<float>**, Kokkos::LayoutRight, Kokkos::HostSpace>("object", H, W);
+  for (int y = 0; y < H; ++y)
+    for (int x = 0; x < W; ++x) object_h(y, x) = Complex<float>(f(y, x), touched(y, x) ? float(r + 1) : 0.f);
+  ComplexView2<float, Exec::memory_space> object("object", H, W);
+  Kokkos::deep_copy(object, object_h);
+
+  strategy->take_bytes_moved();
+  strategy->after_batch(space, object, illum[0], tiles[0]);
+  EXPECT_EQ(strategy->take_bytes_moved(), 0u);  // the first of two batches: no reconcile
+  strategy->after_batch(space, object, illum[1], tiles[1]);
+  std::size_t const moved = strategy->take_bytes_moved();
+  auto const after = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), object);
+
+  Box const mine = p.tiles[r];
+  std::size_t expected_bytes = 0;
+  for (int s : p.neighbours[r]) {
+    Box const g = intersect(mine, p.tiles[s]);
+    for (int y = g.y; y < g.y + g.height; ++y)
+      for (int x = g.x; x < g.x + g.width; ++x) expected_bytes += touched(y - mine.y, x - mine.x) ? 2 * 3 * sizeof(float) : 0;
+  }
+  EXPECT_EQ(moved, expected_bytes);
+  if (comm.size() > 1) EXPECT_GT(moved, 0u);
+  int wrong = 0;
+  for (int y = 0; y < H; ++y)
+    for (int x = 0; x < W; ++x) {
+      double num = 0, den = 0;
+      for (int s = 0; s < comm.size(); ++s) {
+        Box const& t = p.tiles[s];
+        int const gy = mine.y + y, gx = mine.x + x;
+        if (gy >= t.y && gy < t.y + t.height && gx >= t.x && gx < t.x + t.width) {
+          num += double(s + 1) * (s + 1);
+          den += s + 1;
+        }
+      }
+      float const im = touched(y, x) ? float(num / den) : 0.f;
+      wrong += std::abs(after(y, x).real() - f(y, x)) > 0 || std::abs(after(y, x).imag() - im) > 1e-5f * im;
+    }
+  EXPECT_EQ(wrong, 0);
+
+  // The end of the epoch right after: nothing touched since, no object pixel moves.
+  ComplexView3<float, Exec::memory_space> probe("probe", 1, D, D);
+  strategy->end_epoch(space, object, probe, illum[1]);
+  std::size_t const probe_bytes = sizeof(Complex<float>) * D * D;
+  EXPECT_LE(strategy->take_bytes_moved(), comm.size() > 1 ? 2 * probe_bytes : 0);
+  auto const again = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), object);
+  EXPECT_EQ(0, std::memcmp(again.data(), after.data(), after.span() * sizeof(Complex<float>)));
 }
 
 // RMS residual (after object_error's scale, ramp and integer shift) over

@@ -275,9 +275,9 @@ class LSQML final : public Solver<T, ExecSpace> {
     double cost = 0;
     for (auto const* batch : batches) {
       auto const& idx = batch->local;
-      auto const& tiles = batch->tiles;
+      auto const& tiles = batch->tiles.list;
       int const B = int(idx.extent(0));
-      m_sums.begin_batch(space, tiles, update_probe);
+      m_sums.begin_batch(space, batch->tiles, update_probe);
       // The step sums below read every position's waves and patches again.
       cost += gradient_sums(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches(), m_sums,
                             update_probe, m_chunk, /*keep=*/true);
@@ -332,7 +332,7 @@ class LSQML final : public Solver<T, ExecSpace> {
       add_scaled(space, tiles, state.object, m_sums.obj_num, beta_o, m_sums.zero_numerator_after_use());
       if (update_probe) add_scaled(space, state.probe, m_sums.probe_num, beta_p);
       if (m_options.object_clip) clip_amplitude(space, tiles, state.object, T(1));
-      sync.after_batch(space, state.object, m_sums.obj_w, tiles);
+      sync.after_batch(space, state.object, m_sums.obj_w, batch->tiles);
     }
     return cost;
   }

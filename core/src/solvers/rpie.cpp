@@ -47,8 +47,8 @@ class RPIE final : public Solver<T, ExecSpace> {
     double cost = 0;
     for (auto const* batch : batches) {
       auto const& idx = batch->local;
-      auto const& tiles = batch->tiles;
-      m_sums.begin_batch(space, tiles, update_probe);
+      auto const& tiles = batch->tiles.list;
+      m_sums.begin_batch(space, batch->tiles, update_probe);
       cost += gradient_sums(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches(), m_sums,
                             update_probe, m_chunk, /*keep=*/false);
       auto maxima = m_sums.reduce(space, sync, update_probe);
@@ -66,7 +66,7 @@ class RPIE final : public Solver<T, ExecSpace> {
                                     all ? all_max[1] : maxima[1], step);
       }
       if (m_options.object_clip) clip_amplitude(space, tiles, state.object, T(1));
-      sync.after_batch(space, state.object, m_sums.obj_w, tiles);
+      sync.after_batch(space, state.object, m_sums.obj_w, batch->tiles);
     }
     return cost;
   }

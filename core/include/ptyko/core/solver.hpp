@@ -77,7 +77,8 @@ struct LocalBatch {
   int global_size = 0;                                ///< positions over all ranks
   /// Tiles of this rank's object touched by the footprints of all positions
   /// of the batch (every rank's): the only pixels its object sums reach.
-  TileList<typename ExecSpace::memory_space> tiles;
+  /// With their host copy, for the strategies' message plans.
+  MirroredTileList<typename ExecSpace::memory_space> tiles;
 };
 
 template <class T, class ExecSpace>

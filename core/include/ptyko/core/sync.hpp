@@ -38,7 +38,7 @@ class Sync {
   /// grid): strategies may then move only those tiles. Pixels outside the
   /// tiles must stay as they are (zero). Collective.
   virtual void sum_object(ExecSpace const& space, ComplexField const& numerator, RealField const& weight,
-                          TileList<memory_space> const& /*tiles*/) {
+                          MirroredTileList<memory_space> const& /*tiles*/) {
     sum_object(space, numerator, weight);
   }
   /// Sums probe-shaped fields (M, D, D) and a (D, D) weight, in place. Collective.
@@ -52,7 +52,7 @@ class Sync {
   /// batches reconcile the object here (tike-style consensus). The batch's
   /// illumination is zero outside `tiles` (the batch's TileList). Collective.
   virtual void after_batch(ExecSpace const&, ComplexField const& /*object*/, RealField const& /*illumination*/,
-                           TileList<memory_space> const& /*tiles*/) {}
+                           MirroredTileList<memory_space> const& /*tiles*/) {}
   /// Whether after_batch reads the batch's illumination. When it does not,
   /// a solver may clear the illumination in the pass that reads it last
   /// (saving a zeroing pass per batch). Conservatively true.

@@ -71,10 +71,20 @@ inline std::vector<std::array<int, 2>> footprint_tiles(std::vector<std::array<do
   return out;
 }
 
-/// A device TileList holding `origins`, with its runs. Host -> device copy,
-/// once per list.
+/// A TileList and its origins on the host, both filled once: host code that
+/// plans from a list the kernels read (which parts of it a message carries,
+/// parallel/) reads `host` instead of copying the list back every time. On
+/// host memory spaces the two name one allocation.
 template <class Mem>
-TileList<Mem> make_tile_list(std::vector<std::array<int, 2>> const& origins, char const* label) {
+struct MirroredTileList {
+  TileList<Mem> list;
+  typename TileList<Mem>::HostMirror host;
+};
+
+/// A MirroredTileList holding `origins`, with their runs. Host -> device
+/// copy, once per list.
+template <class Mem>
+MirroredTileList<Mem> make_mirrored_tile_list(std::vector<std::array<int, 2>> const& origins, char const* label) {
   TileList<Mem> tiles(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), origins.size());
   auto h = Kokkos::create_mirror_view(tiles);
   std::size_t run_start = 0;
@@ -91,7 +101,13 @@ TileList<Mem> make_tile_list(std::vector<std::array<int, 2>> const& origins, cha
     }
   }
   Kokkos::deep_copy(tiles, h);  // host -> device: tile origins and runs
-  return tiles;
+  return {tiles, h};
+}
+
+/// A device TileList holding `origins`, with its runs.
+template <class Mem>
+TileList<Mem> make_tile_list(std::vector<std::array<int, 2>> const& origins, char const* label) {
+  return make_mirrored_tile_list<Mem>(origins, label).list;
 }
 
 /// Every tile of an (H, W) object.

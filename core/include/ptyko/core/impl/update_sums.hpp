@@ -48,7 +48,7 @@ class UpdateSums {
   void zero(ExecSpace const& space, bool probe) {
     Kokkos::deep_copy(space, obj_num, Complex<T>(0));
     Kokkos::deep_copy(space, obj_w, T(0));
-    m_written = TileList<Mem>();
+    m_written = MirroredTileList<Mem>();
     m_tiled = false;
     m_num_zeroed = m_w_zeroed = false;
     if (probe) zero_probe(space);
@@ -56,14 +56,14 @@ class UpdateSums {
 
   /// Starts a batch whose object sums lie in `tiles`: zeroes the tiles the
   /// previous batch wrote (the rest of the object sums is already zero).
-  void begin_batch(ExecSpace const& space, TileList<Mem> const& tiles, bool probe) {
-    if (m_written.extent(0) > 0) {
+  void begin_batch(ExecSpace const& space, MirroredTileList<Mem> const& tiles, bool probe) {
+    if (m_written.list.extent(0) > 0) {
       if (!m_num_zeroed && !m_w_zeroed)
-        zero_tiles(space, m_written, obj_num, obj_w);
+        zero_tiles(space, m_written.list, obj_num, obj_w);
       else if (!m_num_zeroed)
-        zero_tiles(space, m_written, obj_num);
+        zero_tiles(space, m_written.list, obj_num);
       else if (!m_w_zeroed)
-        zero_tiles(space, m_written, obj_w);
+        zero_tiles(space, m_written.list, obj_w);
     }
     m_written = tiles;
     m_tiled = true;
@@ -130,7 +130,7 @@ class UpdateSums {
     else
       sync.sum_object(space, obj_num, obj_w);
     if (probe) sync.sum_probe(space, probe_num, probe_w);
-    double const obj_max = m_tiled ? max_over_tiles(space, m_written, obj_w) : max_value(space, obj_w);
+    double const obj_max = m_tiled ? max_over_tiles(space, m_written.list, obj_w) : max_value(space, obj_w);
     std::array<double, 2> maxima{obj_max, probe ? max_value(space, probe_w) : 0.0};
     sync.max(maxima.data(), 2);
     return maxima;
@@ -142,7 +142,7 @@ class UpdateSums {
     Kokkos::deep_copy(space, probe_w, T(0));
   }
 
-  TileList<Mem> m_written;  ///< tiles of the current batch (when m_tiled)
+  MirroredTileList<Mem> m_written;  ///< tiles of the current batch (when m_tiled)
   bool m_tiled = false;     ///< false: the sums may span the whole object
   bool m_num_zeroed = false;  ///< obj_num is already zero on m_written
   bool m_w_zeroed = false;    ///< obj_w is already zero on m_written
