@@ -100,21 +100,6 @@ void for_each_in_parts(ExecSpace const& space, char const* label, RegionParts<ty
       });
 }
 
-/// Approximate consensus, the message: buf[3 k + (0, 1, 2)] = (w Re O,
-/// w Im O, w) of packed pixel k at (y, x).
-template <class T, class Mem>
-struct PackWeightedObject {
-  ComplexView2<T, Mem> O;
-  RealView2<T, Mem> W;
-  RealView1<T, Mem> B;
-  KOKKOS_INLINE_FUNCTION void operator()(std::size_t k, int y, int x) const {
-    Complex<T> const v = W(y, x) * O(y, x);
-    B(3 * k) = v.real();
-    B(3 * k + 1) = v.imag();
-    B(3 * k + 2) = W(y, x);
-  }
-};
-
 /// Approximate consensus, before the exchange: own = w and acc = w O.
 template <class T, class Mem>
 struct WeightedCopy {
@@ -368,28 +353,19 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     typename Buffer::HostMirror send_host, recv_host;
   };
 
-  // Completes the object sums (num may be empty: w only) over every link's
-  // pixels (as the links are planned).
+  // Completes the sums (num, w) (num may be empty: w only) over every
+  // link's pixels as planned (its region or its parts) in one exchange with
+  // every neighbour: pack all, send/receive, add all (every pack reads the
+  // sums before any unpack adds to them). A link with no pixels is skipped:
+  // both of its ranks plan the same pixels.
   void exchange_sums(ExecSpace const& space, ComplexField const& num, RealField const& w) {
-    exchange(space, [&](Link& l) { for_each_in_link(space, "ptyko::neighbor::pack", l, PackSums<T, Mem>{num, w, l.send}); },
-             [&](Link& l) {
-               for_each_in_link(space, "ptyko::neighbor::unpack_add", l, UnpackAddSums<T, Mem>{num, w, l.recv});
-             },
-             num.extent(0) > 0 ? 3 : 1);
-  }
-
-  // One exchange with every neighbour: pack all, send/receive, add all.
-  // `values` scalars per pixel travel (3: complex sum and weight; 1: weight)
-  // for each of a link's pixels as planned (its region or its parts). A link
-  // with no pixels is skipped: both of its ranks plan the same pixels.
-  template <class Pack, class Unpack>
-  void exchange(ExecSpace const& space, Pack pack, Unpack unpack, int values) {
     std::vector<Link*> active;
     for (auto& l : m_links)
       if (l.count() > 0) active.push_back(&l);
     if (active.empty()) return;
-    auto const count = [&](Link const& l) { return std::size_t(values) * l.count(); };
-    for (Link* l : active) pack(*l);
+    std::size_t const values = num.extent(0) > 0 ? 3 : 1;  // complex sum and weight, or weight
+    auto const count = [&](Link const& l) { return values * l.count(); };
+    for (Link* l : active) for_each_in_link(space, "ptyko::neighbor::pack", *l, PackSums<T, Mem>{num, w, l->send});
     fence(space, "ptyko::neighbor::packed");
     constexpr bool direct = mpi_can_read_v<Mem>;
     std::vector<Request> requests;
@@ -419,7 +395,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
         Kokkos::deep_copy(space, Kokkos::subview(l.recv, std::make_pair(std::size_t(0), n)),
                           Kokkos::subview(l.recv_host, std::make_pair(std::size_t(0), n)));  // host -> device
       }
-      unpack(l);
+      for_each_in_link(space, "ptyko::neighbor::unpack_add", l, UnpackAddSums<T, Mem>{num, w, l.recv});
     }
   }
 
@@ -446,16 +422,8 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     RealField const w = m_weights_recorded ? m_weight : m_cover;
     for (Link const& l : m_links)
       for_each_in_link(space, "ptyko::neighbor::weighted_copy", l, WeightedCopy<T, Mem>{object, w, m_own, m_acc});
-    // Packs read w and the object, which the unpacks do not change.
-    exchange(space,
-             [&](Link& l) {
-               for_each_in_link(space, "ptyko::neighbor::pack_weighted_object", l,
-                                PackWeightedObject<T, Mem>{object, w, l.send});
-             },
-             [&](Link& l) {
-               for_each_in_link(space, "ptyko::neighbor::unpack_add", l, UnpackAddSums<T, Mem>{m_acc, m_own, l.recv});
-             },
-             3);
+    // The sums of (w O, w) over the ranks, as the exact mode sums its own.
+    exchange_sums(space, m_acc, m_own);
     for (Link const& l : m_links)
       for_each_in_link(space, "ptyko::neighbor::apply_average", l, ApplyAverage<T, Mem>{object, m_acc, m_own});
     for (auto const& t : m_weighted_tiles) zero_tiles(space, t.list, m_weight);
