@@ -4,6 +4,7 @@
 #include <ptyko/core/hdf5.hpp>
 #include <ptyko/kernels/compat.hpp>
 #include <ptyko/kernels/error.hpp>
+#include <ptyko/kernels/huge_pages.hpp>
 
 #include <filesystem>
 
@@ -109,6 +110,7 @@ State<T, ExecSpace> state_from_checkpoint(ExecSpace const& space, Checkpoint con
   State<T, ExecSpace> state;
   state.object = ComplexView2<T, Mem>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::State::object"), tile_height, tile_width);
+  advise_huge_pages(state.object);  // before the first touch (on host spaces, h_obj is the object)
   auto h_obj = Kokkos::create_mirror_view(state.object);
   for (int y = 0; y < tile_height; ++y)
     for (int x = 0; x < tile_width; ++x) {

@@ -3,6 +3,7 @@
 #include <ptyko/core/reconstruction.hpp>
 #include <ptyko/kernels/compat.hpp>
 #include <ptyko/kernels/error.hpp>
+#include <ptyko/kernels/huge_pages.hpp>
 #include <ptyko/kernels/tiles.hpp>
 #include <ptyko/kernels/update.hpp>
 
@@ -64,9 +65,8 @@ State<T, ExecSpace> initial_state(ExecSpace const& space, LocalData<T, ExecSpace
                                            : initial_probe_from_pattern(pattern, D, modes, seed, counts, probe_diameter);
   State<T, ExecSpace> state;
   using Mem = typename ExecSpace::memory_space;
-  state.object = ComplexView2<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::State::object"),
-                                      tile_height, tile_width);
-  Kokkos::deep_copy(space, state.object, Complex<T>(1));
+  state.object = make_object_field<ComplexView2<T, Mem>>(space, "ptyko::State::object", tile_height, tile_width,
+                                                        Complex<T>(1));
   state.probe = ComplexView3<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::State::probe"),
                                      modes, D, D);
   auto h_probe = Kokkos::create_mirror_view(state.probe);

@@ -22,6 +22,7 @@
 
 #include "strategies.hpp"
 
+#include <ptyko/kernels/huge_pages.hpp>
 #include <ptyko/kernels/update.hpp>
 #include <ptyko/parallel/impl/staging.hpp>
 #include <ptyko/parallel/partition.hpp>
@@ -234,9 +235,10 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     }
     m_cover = RealField(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::cover"), tile.height,
                         tile.width);
+    advise_huge_pages(m_cover);
     Kokkos::deep_copy(m_cover, cover);  // host -> device: footprint counts, once
     if (m_sync_every > 1) {
-      m_weight = RealField(Kokkos::view_alloc("ptyko::neighbor::weight"), tile.height, tile.width);
+      m_weight = make_object_field<RealField>(ExecSpace(), "ptyko::neighbor::weight", tile.height, tile.width, T(0));
       m_own = RealField(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::own_weight"),
                         tile.height, tile.width);
       m_acc = ComplexField(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::weighted"),

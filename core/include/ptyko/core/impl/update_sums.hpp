@@ -15,6 +15,7 @@
 #include <ptyko/core/sync.hpp>
 #include <ptyko/kernels/exit_wave.hpp>
 #include <ptyko/kernels/forward.hpp>
+#include <ptyko/kernels/huge_pages.hpp>
 #include <ptyko/kernels/patch.hpp>
 #include <ptyko/kernels/tiles.hpp>
 #include <ptyko/kernels/update.hpp>
@@ -36,8 +37,8 @@ class UpdateSums {
 
   UpdateSums() = default;
   UpdateSums(ExecSpace const& space, int H, int W, int M, int D, int max_batch)
-      : obj_num(Kokkos::view_alloc(space, "ptyko::UpdateSums::obj_num"), H, W),
-        obj_w(Kokkos::view_alloc(space, "ptyko::UpdateSums::obj_w"), H, W),
+      : obj_num(make_object_field<ComplexView2<T, Mem>>(space, "ptyko::UpdateSums::obj_num", H, W, Complex<T>(0))),
+        obj_w(make_object_field<RealView2<T, Mem>>(space, "ptyko::UpdateSums::obj_w", H, W, T(0))),
         probe_num(Kokkos::view_alloc(space, "ptyko::UpdateSums::probe_num"), M, D, D),
         probe_w(Kokkos::view_alloc(space, "ptyko::UpdateSums::probe_w"), D, D),
         m_probe_int(Kokkos::view_alloc(space, "ptyko::UpdateSums::probe_intensity"), D, D),
