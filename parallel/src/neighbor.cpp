@@ -148,14 +148,14 @@ void for_each_in_link(ExecSpace const& space, char const* label, LinkPixels<type
     for_each_in_region(space, label, l.region, fn);
 }
 
-/// Makes `l` exchange the parts of the tiles at `origins` (sorted, row-major:
-/// two ranks listing the same tiles of their overlap pack them in the same
-/// order) inside its region. Uploads the parts (host -> device).
-template <class ExecSpace>
-void plan_tile_parts(ExecSpace const& space, LinkPixels<typename ExecSpace::memory_space>& l,
-                     std::vector<std::array<int, 2>> const& origins) {
-  using Mem = typename ExecSpace::memory_space;
-  std::vector<std::array<int, 5>> parts;
+/// Appends to `parts` the parts of the tiles at `origins` (sorted,
+/// row-major: two ranks listing the same tiles of their overlap pack them in
+/// the same order) inside `l`'s region, and makes `l` exchange them (its
+/// view of them is set by the caller, after the upload).
+template <class Mem>
+void plan_tile_parts(LinkPixels<Mem>& l, std::vector<std::array<int, 2>> const& origins,
+                     std::vector<std::array<int, 5>>& parts) {
+  std::size_t const first_part = parts.size();
   int first = 0;
   for (auto const& o : origins) {
     Box const part = intersect(Box{o[0], o[1], tile_edge, tile_edge}, l.region);
@@ -163,14 +163,8 @@ void plan_tile_parts(ExecSpace const& space, LinkPixels<typename ExecSpace::memo
     parts.push_back({part.y, part.x, part.height, part.width, first});
     first += int(part.area());
   }
-  if (parts.size() > l.parts.extent(0))
-    l.parts = RegionParts<Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::parts"), parts.size());
-  auto hp = Kokkos::create_mirror_view(l.parts);
-  for (std::size_t b = 0; b < parts.size(); ++b)
-    for (int c = 0; c < 5; ++c) hp(b, c) = parts[b][c];
-  if (!parts.empty()) Kokkos::deep_copy(space, l.parts, hp);  // host -> device: the parts to exchange
   l.tiled = true;
-  l.n_parts = int(parts.size());
+  l.n_parts = int(parts.size() - first_part);
   l.part_pixels = std::size_t(first);
 }
 
@@ -271,7 +265,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     if (!m_on_tile_grid) return sum_object(space, num, w);  // tile lists may disagree: whole overlaps
     m_origins.clear();
     append_origins(tiles.host, m_origins);  // row-major, as footprint_tiles lists them
-    for (Link& l : m_links) plan_tile_parts(space, l, m_origins);
+    plan_links(space);
     exchange_sums(space, num, w);
   }
 
@@ -355,6 +349,30 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     typename Buffer::HostMirror send_host, recv_host;
   };
 
+  // Every link exchanges the parts of the tiles at m_origins inside its
+  // region; the parts of all links go to the device in one copy.
+  void plan_links(ExecSpace const& space) {
+    m_part_list.clear();
+    std::vector<std::size_t> first;
+    for (Link& l : m_links) {
+      first.push_back(m_part_list.size());
+      plan_tile_parts(l, m_origins, m_part_list);
+    }
+    if (m_part_list.size() > m_parts.extent(0)) {  // grows to the largest plan, then stays
+      m_parts = RegionParts<Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::parts"),
+                                 m_part_list.size());
+      m_parts_host = Kokkos::create_mirror_view(m_parts);
+    }
+    for (std::size_t b = 0; b < m_part_list.size(); ++b)
+      for (int c = 0; c < 5; ++c) m_parts_host(b, c) = m_part_list[b][c];
+    if (!m_part_list.empty())
+      Kokkos::deep_copy(space, Kokkos::subview(m_parts, std::make_pair(std::size_t(0), m_part_list.size()), Kokkos::ALL),
+                        Kokkos::subview(m_parts_host, std::make_pair(std::size_t(0), m_part_list.size()),
+                                        Kokkos::ALL));  // host -> device: this plan's parts, all links
+    for (std::size_t k = 0; k < m_links.size(); ++k)
+      m_links[k].parts = Kokkos::subview(m_parts, std::make_pair(first[k], first[k] + m_links[k].n_parts), Kokkos::ALL);
+  }
+
   // Completes the sums (num, w) (num may be empty: w only) over every
   // link's pixels as planned (its region or its parts) in one exchange with
   // every neighbour: pack all, send/receive, add all (every pack reads the
@@ -417,7 +435,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       for (auto const& t : m_weighted_tiles) append_origins(t.host, m_origins);
       std::sort(m_origins.begin(), m_origins.end());
       m_origins.erase(std::unique(m_origins.begin(), m_origins.end()), m_origins.end());
-      for (Link& l : m_links) plan_tile_parts(space, l, m_origins);
+      plan_links(space);
     } else {
       for (Link& l : m_links) l.tiled = false;
     }
@@ -461,6 +479,9 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   std::vector<MirroredTileList<Mem>> m_weighted_tiles;  ///< tiles m_weight holds values in
   bool m_weights_recorded = false;  ///< the solver passes its illumination to after_batch
   std::vector<std::array<int, 2>> m_origins;  ///< scratch: tile origins of a plan
+  std::vector<std::array<int, 5>> m_part_list;  ///< scratch: the plan's parts, link after link
+  RegionParts<Mem> m_parts;                     ///< the plan's parts on the device
+  typename RegionParts<Mem>::HostMirror m_parts_host;
   int m_batches_since_sync = 0;
   HostStaging m_staging;
 };
