@@ -237,6 +237,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
                         tile.height, tile.width);
       m_acc = ComplexField(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::weighted"),
                            tile.height, tile.width);
+      fence(ExecSpace(), "ptyko::neighbor::weight");  // the fill, before any solver's instance reads it
     }
   }
 
