@@ -36,8 +36,9 @@
 // (numerator, weight), frames 4 n D^2 (float32 as loaded; n = frames of the
 // rank), batch work buffers ~ (2 M + 3) 2 s b D^2 with b = batch / P (waves, patches,
 // products, update products, LSQML direction patches), DM's exit waves
-// 2 s M n D^2; neighbor adds the footprint counts s A_t (and s A_t of
-// weights for k > 1) and 2 * 3 s A_ov of message buffers (plus host mirrors).
+// 2 s M n D^2; neighbor adds 2 * 3 s A_ov of message buffers (plus host
+// mirrors) and for k > 1 the consensus fields 4 s A_t (weights, summed
+// weights, weighted object; DM also the footprint counts s A_t).
 // A_t = A (full-sync) or the rank's tile (neighbor).
 //
 // Analytic geometry (for extrapolation): P equal rectangular domains in a
@@ -188,7 +189,10 @@ inline ModelResult model(ModelInput const& in, std::string const& strategy, doub
   double const b = std::min<double>(std::ceil(double(in.batch) / P), n);
   double mem = 2 * s * At + 3 * s * At + in.frame_bytes * n * D2 + (2 * M + 3) * 2 * s * b * D2;
   if (is_projection(in.solver)) mem += 2 * s * M * n * D2;
-  if (!full) mem += s * At * (in.sync_every > 1 ? 2 : 1) + 2 * 3 * s * overlap_area;
+  if (!full) {
+    mem += 2 * 3 * s * overlap_area;
+    if (in.sync_every > 1) mem += (is_projection(in.solver) ? 5 : 4) * s * At;
+  }
   out.memory = mem;
   return out;
 }

@@ -214,23 +214,12 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       link.recv_host = Kokkos::create_mirror_view(link.recv);
       m_links.push_back(std::move(link));
     }
-    // How many of this rank's footprints cover each tile pixel: the stitching
-    // weights of gather_object and the fallback consensus weights.
-    auto cover = Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace>("ptyko::neighbor::cover", tile.height,
-                                                                          tile.width);
-    for (std::size_t id : m_partition.frames[r]) {
-      int const cy = int(std::floor(layout.positions_px[id][0] - D / 2)) - tile.y;
-      int const cx = int(std::floor(layout.positions_px[id][1] - D / 2)) - tile.x;
-      for (int i = 0; i <= D; ++i)
-        for (int j = 0; j <= D; ++j) {
-          int const y = cy + i, x = cx + j;
-          if (y >= 0 && x >= 0 && y < tile.height && x < tile.width) cover(y, x) += 1;
-        }
-    }
-    m_cover = RealField(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::cover"), tile.height,
-                        tile.width);
-    advise_huge_pages(m_cover);
-    Kokkos::deep_copy(m_cover, cover);  // host -> device: footprint counts, once
+    // The corners of this rank's footprints in its tile: footprint_counts
+    // are made from them when needed (not kept: a tile-sized array).
+    m_D = D;
+    for (std::size_t id : m_partition.frames[r])
+      m_corners.push_back({int(std::floor(layout.positions_px[id][0] - D / 2)) - tile.y,
+                           int(std::floor(layout.positions_px[id][1] - D / 2)) - tile.x});
     if (m_sync_every > 1) {
       m_weight = make_object_field<RealField>(ExecSpace(), "ptyko::neighbor::weight", tile.height, tile.width, T(0));
       m_own = RealField(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::own_weight"),
@@ -312,7 +301,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     // them up and divides: seamless, and exact where the tiles agree.
     Box const tile = m_partition.tiles[m_comm.rank()];
     auto h_obj = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), object);  // device -> host: tile
-    auto h_cover = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_cover);  // device -> host: weights
+    auto const h_cover = footprint_counts();
     std::vector<char> bytes(tile.area() * 3 * sizeof(double));
     auto* v = reinterpret_cast<double*>(bytes.data());
     for (std::size_t k = 0; k < tile.area(); ++k) {
@@ -440,7 +429,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     } else {
       for (Link& l : m_links) l.tiled = false;
     }
-    RealField const w = m_weights_recorded ? m_weight : m_cover;
+    RealField const w = m_weights_recorded ? m_weight : cover_weights();
     for (Link const& l : m_links)
       for_each_in_link(space, "ptyko::neighbor::weighted_copy", l, WeightedCopy<T, Mem>{object, w, m_own, m_acc});
     // The sums of (w O, w) over the ranks, as the exact mode sums its own.
@@ -450,6 +439,32 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     for (auto const& t : m_weighted_tiles) zero_tiles(space, t.list, m_weight);
     m_weighted_tiles.clear();
     m_batches_since_sync = 0;
+  }
+
+  // How many of this rank's footprints cover each tile pixel: the stitching
+  // weights of gather_object, and the consensus weights of solvers that
+  // record no illumination. Host code.
+  Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace> footprint_counts() const {
+    Box const tile = m_partition.tiles[m_comm.rank()];
+    Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace> cover("ptyko::neighbor::cover", tile.height, tile.width);
+    for (auto const& c : m_corners)
+      for (int i = 0; i <= m_D; ++i)
+        for (int j = 0; j <= m_D; ++j) {
+          int const y = c[0] + i, x = c[1] + j;
+          if (y >= 0 && x >= 0 && y < tile.height && x < tile.width) cover(y, x) += 1;
+        }
+    return cover;
+  }
+
+  // footprint_counts on the device, made on first use.
+  RealField const& cover_weights() {
+    if (m_cover.extent(0) == 0) {
+      auto const h = footprint_counts();
+      m_cover = RealField(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::cover"), h.extent(0),
+                          h.extent(1));
+      Kokkos::deep_copy(m_cover, h);  // host -> device: footprint counts, once
+    }
+    return m_cover;
   }
 
  public:
@@ -474,7 +489,10 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   int m_global_height = 0, m_global_width = 0;
   std::vector<Link> m_links;
   bool m_on_tile_grid = true;  ///< every rank's tile origin on the tile grid (partition_scan)
-  RealField m_cover, m_weight;  ///< m_weight: illumination since the last reconcile (sync_every > 1)
+  std::vector<std::array<int, 2>> m_corners;  ///< this rank's footprints' first pixels, tile coordinates
+  int m_D = 0;                                 ///< footprint edge - 1 (frames of D x D)
+  RealField m_cover;   ///< footprint counts on the device, when a reconcile needs them
+  RealField m_weight;  ///< illumination since the last reconcile (sync_every > 1)
   RealField m_own;              ///< reconcile: summed weights over the overlaps
   ComplexField m_acc;           ///< reconcile: weighted object sums over the overlaps
   std::vector<MirroredTileList<Mem>> m_weighted_tiles;  ///< tiles m_weight holds values in
