@@ -22,6 +22,7 @@
 #include <ptyko/core/simulate.hpp>
 #include <ptyko/core/solver.hpp>
 #include <ptyko/core/sync.hpp>
+#include <ptyko/kernels/update.hpp>
 
 #include <gtest/gtest.h>
 
@@ -443,6 +444,49 @@ TEST(ModeBasis, DifferenceMapFollowsARecombinationOfTheModes) {
       }
   double const probe_difference = relative_difference(pb, expected);
   std::printf("[ measured ] dm after a recombination: object difference %.2e, probe difference %.2e\n",
+              object_difference, probe_difference);
+  EXPECT_LT(object_difference, 1e-10);
+  EXPECT_LT(probe_difference, 1e-10);
+}
+
+// DM carries the next epoch's first object sums over from the Fourier step
+// (formed with the probe of that step). A probe rescaled between epochs, as
+// Reconstruction does every rescale_every epochs (P c, O / c: the same exit
+// waves), must not reuse them: the run then follows the unscaled one up to
+// the scale. With the stale sums the object comes out c times too large.
+TEST(ModeBasis, DifferenceMapFollowsARescaledProbe) {
+  using T = double;
+  Dataset const& d = default_dataset();
+  Exec space;
+  LocalSync<T, Exec> sync;
+  int const H = d.layout.grid.height, W = d.layout.grid.width;
+  std::vector<std::size_t> ids(d.layout.info.frames);
+  std::iota(ids.begin(), ids.end(), std::size_t(0));
+  auto data = load_local_data<T, Exec>(space, d.layout, ids, 0, 0, H, W, LoadOptions{});
+  double const diameter = default_probe_diameter(typical_step(d.layout.positions_px), d.layout.info.ny);
+  SolverOptions const o = solver_options("dm", 4);
+  ASSERT_FALSE(o.object_clip);  // a clip would not commute with the scale
+  auto a = initial_state<T, Exec>(space, data, sync, H, W, HostComplex3(), o.modes, o.seed, diameter);
+  auto b = initial_state<T, Exec>(space, data, sync, H, W, HostComplex3(), o.modes, o.seed, diameter);
+  auto solver_a = make_solver<T, Exec>("dm");
+  auto solver_b = make_solver<T, Exec>("dm");
+  solver_a->setup(space, data, a, o, 64);
+  solver_b->setup(space, data, b, o, 64);
+  std::vector<LocalBatch<Exec> const*> const unused;  // DM walks its own chunks
+  solver_a->epoch(space, data, a, unused, sync, true);
+  solver_b->epoch(space, data, b, unused, sync, true);
+  double const c = 1.7;
+  scale(space, b.probe, T(c));
+  scale(space, b.object, T(1 / c));
+  for (int e = 0; e < 2; ++e) {
+    solver_a->epoch(space, data, a, unused, sync, true);
+    solver_b->epoch(space, data, b, unused, sync, true);
+  }
+  scale(space, b.probe, T(1 / c));
+  scale(space, b.object, T(c));
+  double const object_difference = relative_difference(object_on_host<T>(b.object), object_on_host<T>(a.object));
+  double const probe_difference = relative_difference(probe_on_host<T>(b.probe), probe_on_host<T>(a.probe));
+  std::printf("[ measured ] dm after a rescaled probe: object difference %.2e, probe difference %.2e\n",
               object_difference, probe_difference);
   EXPECT_LT(object_difference, 1e-10);
   EXPECT_LT(probe_difference, 1e-10);

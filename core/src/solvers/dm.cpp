@@ -17,11 +17,18 @@
 //     sqrt(pbound / err), and a frame within it is left as it is. This keeps
 //     DM from chasing the photon noise (docs/solvers.md).
 // The exit waves stay on their rank; only the overlap sums are synchronised.
+//
+// The first object pass of an epoch reads the waves the last Fourier step
+// wrote, with the probe that step used: its sums are formed in that step,
+// chunk by chunk while the waves are still in cache, instead of in one more
+// pass over every stored wave (from memory: docs/performance.md, section 5).
 
 #include "pie_common.hpp"
 
 #include <ptyko/kernels/modes.hpp>
 #include <ptyko/kernels/update.hpp>
+
+#include <limits>
 
 namespace ptyko::impl {
 
@@ -363,6 +370,9 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
     m_mix_adj_dev = decltype(m_mix_adj_dev)(Kokkos::view_alloc(space, "ptyko::DM::mix_adjoint"), M, M);
     m_probe_mixed = ComplexView3<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::DM::probe_mixed"), M, D, D);
     m_mix_pending = false;
+    m_probe_at_sums = ComplexView3<T, Mem>(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::DM::probe_at_sums"), M, D, D);
+    m_sums_carried = false;
     m_all_tiles = all_tiles<Mem>(H, W);
     m_chunks = index_chunks<Mem>(n, chunk);
     m_first.clear();
@@ -400,8 +410,9 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
                bool update_probe) override {
     int const passes = update_probe ? 2 : 1;
     if (m_mix_pending) upload_mix(space);
+    bool const carried = carried_sums_still_valid(space, state.probe);
     for (int pass = 0; pass < passes; ++pass) {
-      overlap_object(space, data, state, sync);
+      overlap_object(space, data, state, sync, carried && pass == 0);
       if (update_probe) overlap_probe(space, data, state, sync);
     }
     if (m_options.object_clip) clip_amplitude(space, m_all_tiles, state.object, T(1));
@@ -417,6 +428,10 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
     bool const measure = m_options.cost_every > 0 && state.epoch % m_options.cost_every == 0;
     double cost = 0;
     T const beta = T(m_options.beta);
+    // The next epoch's first object sums: the waves this step writes, with
+    // this probe (carried_sums_still_valid).
+    m_sums.zero(space, false);
+    m_sums.set_probe(space, state.probe);
     for (std::size_t c = 0; c < m_chunks.size(); ++c) {
       auto const& idx = m_chunks[c];
       int const B = int(idx.extent(0));
@@ -442,8 +457,11 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
       if (!m_options.cost_every) cost += fourier_error;
       m_model->fft().inverse(space, waves, waves, FFTNorm::none);
       update_exit_waves<T>(space, B, state.probe, m_model->patches(), m_waves, psi_of(c), beta);
+      m_sums.accumulate(space, state.probe, m_model->patches(), data.positions, idx, psi_of(c), false);
     }
     m_mix_pending = false;  // every stored wave is the true one again
+    Kokkos::deep_copy(space, m_probe_at_sums, state.probe);  // device -> device: probe-sized
+    m_sums_carried = true;
     return measure || !m_options.cost_every ? cost : std::nan("");
   }
 
@@ -479,17 +497,30 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
     return m_probe_mixed;
   }
 
+  /// Whether the object sums the last Fourier step formed still hold for
+  /// `probe`: it must be the probe they were formed with, up to the pending
+  /// recombination A of its modes (unitary: sum_k conj(P_k) psi_k and
+  /// sum_k |P_k|^2 do not change). Anything else done to the probe between
+  /// epochs (a support, a rescaling, a new probe) shows as a difference
+  /// beyond rounding, and the sums are formed again. Blocking.
+  bool carried_sums_still_valid(ExecSpace const& space, ComplexView3<T, Mem> const& probe) {
+    if (!m_sums_carried) return false;
+    m_sums_carried = false;
+    if (m_mix_pending) mix_modes<T>(space, as_one_frame(m_probe_at_sums), m_mix_dev);
+    double const tolerance = 64 * double(std::numeric_limits<T>::epsilon());
+    return relative_squared_distance(space, probe, m_probe_at_sums) <= tolerance * tolerance;
+  }
+
+  /// The object update from the stored waves; `carried`: the sums are
+  /// those the last Fourier step formed (carried_sums_still_valid).
   void overlap_object(ExecSpace const& space, typename Base::Data const& data, typename Base::St& state,
-                      typename Base::SyncT& sync) {
-    m_sums.zero(space, false);
-    m_sums.set_probe(space, state.probe);  // illumination sum |P_k|^2: the same for any unitary A
-    auto const probe = probe_for_stored_waves(space, state.probe);
-    for (std::size_t c = 0; c < m_chunks.size(); ++c) {
-      int const B = int(m_chunks[c].extent(0));
-      probe_adjoint_product(space, B, probe, psi_of(c), m_model->patches());
-      add_patches(space, Kokkos::subview(m_model->patches(), std::make_pair(0, B), Kokkos::ALL, Kokkos::ALL),
-                  data.positions, m_chunks[c], m_sums.obj_num);
-      m_sums.add_illumination(space, data.positions, m_chunks[c], m_sums.obj_w);
+                      typename Base::SyncT& sync, bool carried) {
+    if (!carried) {
+      m_sums.zero(space, false);
+      m_sums.set_probe(space, state.probe);  // illumination sum |P_k|^2: the same for any unitary A
+      auto const probe = probe_for_stored_waves(space, state.probe);
+      for (std::size_t c = 0; c < m_chunks.size(); ++c)
+        m_sums.accumulate(space, probe, m_model->patches(), data.positions, m_chunks[c], psi_of(c), false);
     }
     sync.sum_object(space, m_sums.obj_num, m_sums.obj_w);
     double const w_max = sync.max(max_value(space, m_sums.obj_w));
@@ -525,6 +556,8 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
   bool m_mix_pending = false;                 ///< A is not the identity
   ModeMix<T, Mem> m_mix_dev, m_mix_adj_dev;  ///< A and A^H
   ComplexView3<T, Mem> m_probe_mixed;  ///< the probe mixed by A^H (probe_for_stored_waves)
+  ComplexView3<T, Mem> m_probe_at_sums;  ///< the probe the last Fourier step formed m_sums' object sums with
+  bool m_sums_carried = false;           ///< m_sums holds those sums
   double m_pbound = -1;  ///< power bound per pixel (0: plain projection); set in the first epoch
   int m_measured = 0;    ///< unmasked detector pixels
 };

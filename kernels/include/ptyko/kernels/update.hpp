@@ -311,6 +311,25 @@ void clip_amplitude(ExecSpace const& space, TileList<Mem> const& tiles, ComplexV
                      }, prefetch_rows_of(o));
 }
 
+/// sum |a - b|^2 / sum |b|^2 over two contiguous complex Views of the same
+/// size (e.g. two probes), in double; 0 when both are zero (blocking:
+/// returns a host scalar).
+template <class ExecSpace, class View>
+double relative_squared_distance(ExecSpace const& space, View const& a, View const& b) {
+  PTYKO_ASSERT(a.span() == b.span() && a.span_is_contiguous() && b.span_is_contiguous(),
+               "relative_squared_distance: two contiguous Views of one size");
+  auto const* pa = a.data();
+  auto const* pb = b.data();
+  Kokkos::complex<double> sums(0, 0);  // (sum |a - b|^2, sum |b|^2)
+  Kokkos::parallel_reduce(
+      "ptyko::relative_squared_distance", Kokkos::RangePolicy<ExecSpace>(space, 0, a.span()),
+      KOKKOS_LAMBDA(std::size_t k, Kokkos::complex<double>& s) {
+        s += Kokkos::complex<double>(double(math::norm2(pa[k] - pb[k])), double(math::norm2(pb[k])));
+      },
+      sums);
+  return sums.imag() > 0 ? sums.real() / sums.imag() : (sums.real() > 0 ? 1.0 : 0.0);
+}
+
 /// Multiplies every element of a complex View by a real scalar. Non-blocking.
 template <class ExecSpace, class View, class T>
 void scale(ExecSpace const& space, View const& v, T factor) {
