@@ -247,6 +247,39 @@ TYPED_TEST(Tiles, TiledPassesMatchWholeObjectPasses) {
   EXPECT_EQ(max_abs_diff(obj_tiled, h), 0.0);
 }
 
+// The probe updates (flat Views: M modes' planes over one weight) clearing
+// their numerator behind them: the same probe as without, a numerator of
+// zeros, the shared weight untouched (every mode's plane reads it).
+TYPED_TEST(Tiles, ProbeUpdatesClearTheirNumeratorBehindThem) {
+  using T = TypeParam;
+  ExecSpace space;
+  int const M = 3, D = 37;
+  ComplexView3<T, MemSpace> probe("probe", M, D, D), kept("kept", M, D, D), num("num", M, D, D),
+      num_copy("num_copy", M, D, D), zero("zero", M, D, D);
+  RealView2<T, MemSpace> w("w", D, D), w_copy("w_copy", D, D);
+  test::fill_random(probe, 11);
+  test::fill_random(num, 12);
+  test::fill_random(w, 13);
+  Kokkos::deep_copy(w_copy, w);
+  double const w_max = max_value(space, w);
+
+  Kokkos::deep_copy(kept, probe);
+  Kokkos::deep_copy(num_copy, num);
+  apply_preconditioned_update(space, kept, num, w, 0.3, w_max, 0.7);
+  apply_preconditioned_update(space, probe, num_copy, w, 0.3, w_max, 0.7, SumAfterUse::zeroed);
+  EXPECT_EQ(max_abs_diff(probe, kept), 0.0);
+  EXPECT_EQ(max_abs_diff(num_copy, zero), 0.0);
+  EXPECT_EQ(max_abs_diff(w, w_copy), 0.0);
+  EXPECT_GT(max_abs_diff(num, zero), 0.0);  // kept: still the numerator
+
+  Kokkos::deep_copy(num_copy, num);
+  add_scaled(space, kept, num, 1.5);
+  add_scaled(space, probe, num_copy, 1.5, SumAfterUse::zeroed);
+  EXPECT_EQ(max_abs_diff(probe, kept), 0.0);
+  EXPECT_EQ(max_abs_diff(num_copy, zero), 0.0);
+  EXPECT_GT(max_abs_diff(num, zero), 0.0);
+}
+
 // max_value over flat Views of non-negative values: the largest element
 // wherever it sits (first, inside, last of a length that is no multiple of
 // the vector width), tiny and huge values, all zeros.

@@ -330,7 +330,8 @@ class LSQML final : public Solver<T, ExecSpace> {
       sync.sum(steps, 2);
       double const beta_o = steps[0] / n, beta_p = steps[1] / n;
       add_scaled(space, tiles, state.object, m_sums.obj_num, beta_o, m_sums.zero_numerator_after_use());
-      if (update_probe) add_scaled(space, state.probe, m_sums.probe_num, beta_p);
+      if (update_probe)
+        add_scaled(space, state.probe, m_sums.probe_num, beta_p, m_sums.zero_probe_numerator_after_use());
       if (m_options.object_clip) clip_amplitude(space, tiles, state.object, T(1));
       sync.after_batch(space, state.object, m_sums.obj_w, batch->tiles);
     }

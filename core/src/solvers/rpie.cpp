@@ -63,7 +63,7 @@ class RPIE final : public Solver<T, ExecSpace> {
       if (update_probe) {
         apply_preconditioned_update(space, state.probe, m_sums.probe_num,
                                     all ? m_all.probe_w : m_sums.probe_w, m_options.beta,
-                                    all ? all_max[1] : maxima[1], step);
+                                    all ? all_max[1] : maxima[1], step, m_sums.zero_probe_numerator_after_use());
       }
       if (m_options.object_clip) clip_amplitude(space, tiles, state.object, T(1));
       sync.after_batch(space, state.object, m_sums.obj_w, batch->tiles);

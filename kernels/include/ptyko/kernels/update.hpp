@@ -111,35 +111,42 @@ struct PreconditionedDirection {
   }
 };
 
+/// What a pass leaves in the per-batch sum it reads (an object's tiles, a
+/// probe's numerator). `zeroed`: the pass writes 0 behind itself, so the
+/// sum is clear for the next batch without a zeroing pass of its own (the
+/// pass has the sum's cache lines anyway; on a large object this saves a
+/// trip to memory).
+enum class SumAfterUse { kept, zeroed };
+
 /// field += num / ((1 - alpha) w + alpha w_max) where w > 0: the regularised
 /// (rPIE-style) preconditioned update of a probe. Works on the flattened
 /// Views: `field`/`num` may carry extra leading dimensions over the weight
-/// (probe modes share one weight). Objects use the tiled overload below.
+/// (probe modes share one weight). `num_after`: whether the pass clears the
+/// numerator behind itself (the weight is read by every mode's plane, so
+/// no plane may clear it). Objects use the tiled overload below.
 /// Non-blocking.
 template <class ExecSpace, class FieldView, class WeightView>
 void apply_preconditioned_update(ExecSpace const& space, FieldView const& field, FieldView const& num,
-                                 WeightView const& weight, double alpha, double w_max,
-                                 double step = 1.0) {
+                                 WeightView const& weight, double alpha, double w_max, double step = 1.0,
+                                 SumAfterUse num_after = SumAfterUse::kept) {
   using T = typename WeightView::non_const_value_type;
+  using V = typename FieldView::non_const_value_type;
   std::size_t const n = field.span(), w_n = weight.span();
   PTYKO_ASSERT(num.span() == n && n % w_n == 0, "update shapes do not match");
   auto* f = field.data();
-  auto const* u = num.data();
+  auto* u = num.data();
   auto const* w = weight.data();
+  bool const zero = num_after == SumAfterUse::zeroed;
   PreconditionedStep<T> const op(alpha, w_max, step);
   for_each_plane_span(space, "ptyko::apply_preconditioned_update", int(n / w_n), w_n,
                       KOKKOS_LAMBDA(int p, std::size_t k0, std::size_t k1) {
                         auto* fp = f + p * w_n;
-                        auto const* up = u + p * w_n;
+                        auto* up = u + p * w_n;
                         for (std::size_t k = k0; k < k1; ++k) op(fp[k], up[k], w[k]);
+                        if (zero)
+                          for (std::size_t k = k0; k < k1; ++k) up[k] = V(0);
                       });
 }
-
-/// What a tiled object pass leaves in the per-batch sum it reads.
-/// `zeroed`: the pass writes 0 behind itself, so the sum is clear for the
-/// next batch without a zeroing pass of its own (the pass has the sum's
-/// cache lines anyway; on a large object this saves a trip to memory).
-enum class SumAfterUse { kept, zeroed };
 
 /// The same update of an (H, W) object over the tiles of a batch, where all
 /// of its non-zero numerators lie. `num_after` / `weight_after`: whether the
@@ -207,17 +214,22 @@ void precondition_direction(ExecSpace const& space, TileList<Mem> const& tiles, 
                      }, prefetch_rows_of(d, w));
 }
 
-/// field += step * dir (same shapes). Non-blocking.
+/// field += step * dir (same shapes); `after`: whether the pass clears dir
+/// behind itself. Non-blocking.
 template <class ExecSpace, class View>
-void add_scaled(ExecSpace const& space, View const& field, View const& dir, double step) {
+void add_scaled(ExecSpace const& space, View const& field, View const& dir, double step,
+                SumAfterUse after = SumAfterUse::kept) {
   using V = typename View::non_const_value_type;
   PTYKO_ASSERT(field.span() == dir.span(), "add_scaled: shapes do not match");
   auto* f = field.data();
-  auto const* d = dir.data();
+  auto* d = dir.data();
   typename V::value_type const s(step);
+  bool const zero = after == SumAfterUse::zeroed;
   Kokkos::parallel_for(
-      "ptyko::add_scaled", Kokkos::RangePolicy<ExecSpace>(space, 0, field.span()),
-      KOKKOS_LAMBDA(std::size_t k) { f[k] += s * d[k]; });
+      "ptyko::add_scaled", Kokkos::RangePolicy<ExecSpace>(space, 0, field.span()), KOKKOS_LAMBDA(std::size_t k) {
+        f[k] += s * d[k];
+        if (zero) d[k] = V(0);
+      });
 }
 
 /// object += step * dir over the tiles of a batch. Non-blocking.

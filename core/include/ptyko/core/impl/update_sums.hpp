@@ -88,6 +88,15 @@ class UpdateSums {
     return m_w_zeroed ? SumAfterUse::zeroed : SumAfterUse::kept;
   }
 
+  /// The same for probe_num: the probe pass that reads it last clears it
+  /// (probe_w is read by every mode's plane of that pass and is zeroed by
+  /// the next batch as before). Use the returned value as that pass's
+  /// argument.
+  SumAfterUse zero_probe_numerator_after_use() {
+    m_probe_num_zero = true;
+    return SumAfterUse::zeroed;
+  }
+
   /// Caches sum_m |P_m|^2 of `probe` for the illumination sums: call it
   /// whenever the probe changed, before accumulate / add_illumination (once
   /// per batch or pass, not per chunk of positions).
@@ -107,6 +116,7 @@ class UpdateSums {
                 positions, idx, obj_num);
     add_illumination(space, positions, idx, obj_w);
     if (probe_sums) {
+      m_probe_num_zero = false;
       patch_adjoint_product(space, B, patches, delta, probe_num);
       add_patch_intensity(space, B, patches, probe_w);
     }
@@ -139,7 +149,8 @@ class UpdateSums {
 
  private:
   void zero_probe(ExecSpace const& space) {
-    Kokkos::deep_copy(space, probe_num, Complex<T>(0));
+    if (!m_probe_num_zero) Kokkos::deep_copy(space, probe_num, Complex<T>(0));
+    m_probe_num_zero = true;
     Kokkos::deep_copy(space, probe_w, T(0));
   }
 
@@ -147,6 +158,7 @@ class UpdateSums {
   bool m_tiled = false;     ///< false: the sums may span the whole object
   bool m_num_zeroed = false;  ///< obj_num is already zero on m_written
   bool m_w_zeroed = false;    ///< obj_w is already zero on m_written
+  bool m_probe_num_zero = true;  ///< probe_num is all zero (allocated zeroed)
   RealView2<T, Mem> m_probe_int;
   ComplexView3<T, Mem> m_products;
 };
