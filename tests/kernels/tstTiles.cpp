@@ -118,6 +118,45 @@ TYPED_TEST(Tiles, FootprintTilesCoverEveryScatteredPixel) {
   }
 }
 
+// w += S^T values, by the plain scatter or (host spaces) by the one that
+// also reduces the maximum it leaves (returned; -1 otherwise). A free
+// function: nvcc allows no device lambda in a test body.
+template <class T>
+double scatter_values(ExecSpace const& space, Batch<T> const& b, int D, RealView2<T, MemSpace> const& w,
+                      RealView2<T, MemSpace> const& values, bool with_max) {
+  auto const row = KOKKOS_LAMBDA(int, int i) { return &values(i, 0); };
+  if constexpr (is_host_space_v<ExecSpace>)
+    if (with_max) return scatter_add_patches_max(space, int(b.idx.extent(0)), D, b.pos, b.idx, w, row, "test");
+  scatter_add_patches(space, int(b.idx.extent(0)), D, b.pos, b.idx, w, row);
+  return -1;
+}
+
+// The weight scatter's own maximum (host spaces) is the largest weight over
+// the batch's tiles, where footprints overlap too, and the weights are the
+// plain scatter's, bit for bit.
+TYPED_TEST(Tiles, ScatterMaximumIsTheLargestWeightOverTheTiles) {
+  using T = TypeParam;
+  if constexpr (!is_host_space_v<ExecSpace>) GTEST_SKIP() << "the fused maximum is a host-space path";
+  ExecSpace space;
+  int const N = 9, D = 24, H = 90, W = 83;  // nine footprints on a small object: they overlap
+  auto b = random_batch<T>(N, D, H, W, 17);
+  auto tiles = make_tile_list<MemSpace>(footprint_tiles(b.centres, D, H, W), "tiles");
+  RealView2<T, MemSpace> values("values", D, D);
+  test::fill_random(values, 19);
+  auto hv = Kokkos::create_mirror_view(values);
+  Kokkos::deep_copy(hv, values);
+  for (std::size_t k = 0; k < hv.span(); ++k) hv.data()[k] = std::fabs(hv.data()[k]);  // weights >= 0
+  Kokkos::deep_copy(values, hv);
+  RealView2<T, MemSpace> plain("plain", H, W), fused("fused", H, W);
+  scatter_values(space, b, D, plain, values, false);
+  double const m = scatter_values(space, b, D, fused, values, true);
+  EXPECT_EQ(max_abs_diff(fused, plain), 0.0);
+  double const expected = max_over_tiles(space, tiles, plain);
+  EXPECT_GT(expected, double(*std::max_element(hv.data(), hv.data() + hv.span())));  // an overlap is the largest
+  EXPECT_EQ(m, expected);
+  EXPECT_EQ(scatter_values(space, Batch<T>{b.pos, IndexView<MemSpace>("none", 0), {}}, D, fused, values, true), 0.0);
+}
+
 TEST(TilesHost, CentresOutsideTouchNothingAndClipping) {
   int const D = 16, H = 64, W = 64;
   EXPECT_TRUE(footprint_tiles({{-100.0, -100.0}, {500.0, 10.0}}, D, H, W).empty());

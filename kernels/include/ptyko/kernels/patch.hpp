@@ -13,6 +13,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
+#include <array>
 #include <string>
 #include <type_traits>
 
@@ -128,9 +130,11 @@ struct FootprintScatter {
   RowFn row;
   int D;
 
+  KOKKOS_INLINE_FUNCTION PatchCorner<T> corner(int n) const { return PatchCorner<T>(pos(n, 0), pos(n, 1), D); }
+
   KOKKOS_INLINE_FUNCTION void operator()(int b, int u, int v0, int v1) const {
     int const n = idx(b);
-    PatchCorner<T> const c(pos(n, 0), pos(n, 1), D);
+    PatchCorner<T> const c = corner(n);
     T const w00 = (T(1) - c.fy) * (T(1) - c.fx), w01 = (T(1) - c.fy) * c.fx;
     T const w10 = c.fy * (T(1) - c.fx), w11 = c.fy * c.fx;
     auto const* r1 = u < D ? row(b, u) : nullptr;      // patch row u
@@ -161,6 +165,22 @@ struct FootprintScatter {
   }
 };
 
+/// A FootprintScatter of a real target (weights) on host spaces that also
+/// reduces the largest value it leaves in its span. Host loops add without
+/// atomics, so the value read back is the pixel's sum so far; sums of
+/// non-negative values only grow, so the largest over every span is the
+/// largest final value (read from L1, right after the adds).
+template <class Scatter, class V>
+struct FootprintScatterMax {
+  Scatter scatter;
+  KOKKOS_INLINE_FUNCTION void operator()(int b, int u, int v0, int v1, V& m) const {
+    scatter(b, u, v0, v1);
+    int const n = scatter.idx(b);
+    auto const c = scatter.corner(n);
+    m = max_nonnegative(&scatter.out(c.y + u, c.x), std::size_t(v0), std::size_t(v1), m);
+  }
+};
+
 /// Host spaces with several threads: one object row y0 + r per work item,
 /// taking footprint row y - c.y of every position of the batch that covers
 /// it, in batch order. No two threads write one pixel, so no atomics (a
@@ -174,12 +194,39 @@ struct FootprintRows {
   KOKKOS_INLINE_FUNCTION void operator()(int r) const {
     int const y = y0 + r;
     for (int b = 0; b < B; ++b) {
-      int const n = scatter.idx(b);
-      int const u = y - PatchCorner<T>(scatter.pos(n, 0), scatter.pos(n, 1), scatter.D).y;
+      int const u = y - scatter.corner(scatter.idx(b)).y;
       if (u >= 0 && u <= scatter.D) scatter(b, u, 0, scatter.D + 1);
     }
   }
 };
+
+/// FootprintRows reducing the largest value it leaves (FootprintScatterMax).
+template <class T, class Mem, class TargetView, class RowFn, class V>
+struct FootprintRowsMax {
+  FootprintScatterMax<FootprintScatter<false, T, Mem, TargetView, RowFn>, V> scatter;
+  int B, y0;
+  KOKKOS_INLINE_FUNCTION void operator()(int r, V& m) const {
+    int const y = y0 + r;
+    auto const& s = scatter.scatter;
+    for (int b = 0; b < B; ++b) {
+      int const u = y - s.corner(s.idx(b)).y;
+      if (u >= 0 && u <= s.D) scatter(b, u, 0, s.D + 1, m);
+    }
+  }
+};
+
+/// The object rows [y0, y1] a batch's footprints cover (host memory).
+template <class T, class Mem>
+std::array<int, 2> footprint_rows(int B, int D, PositionView<T, Mem> const& positions, IndexView<Mem> const& indices) {
+  int y0 = 0, y1 = -1;
+  for (int b = 0; b < B; ++b) {
+    int const n = indices(b);
+    int const y = PatchCorner<T>(positions(n, 0), positions(n, 1), D).y;
+    y0 = b == 0 || y < y0 ? y : y0;
+    y1 = b == 0 || y + D > y1 ? y + D : y1;
+  }
+  return {y0, y1};
+}
 
 }  // namespace impl
 
@@ -203,15 +250,7 @@ void scatter_add_patches(ExecSpace const& space, int B, int D, PositionView<T, M
     if (space.concurrency() == 1) {
       for_each_frame_span(space, label, B, E, plain);
     } else if (B > 0) {
-      // The object rows the batch's footprints cover (positions and indices
-      // are host memory here).
-      int y0 = 0, y1 = -1;
-      for (int b = 0; b < B; ++b) {
-        int const n = indices(b);
-        int const y = PatchCorner<T>(positions(n, 0), positions(n, 1), D).y;
-        y0 = b == 0 || y < y0 ? y : y0;
-        y1 = b == 0 || y + D > y1 ? y + D : y1;
-      }
+      auto const [y0, y1] = impl::footprint_rows(B, D, positions, indices);
       Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, y1 - y0 + 1),
                            impl::FootprintRows<T, Mem, TargetView, RowFn>{plain, B, y0});
     }
@@ -219,6 +258,35 @@ void scatter_add_patches(ExecSpace const& space, int B, int D, PositionView<T, M
     for_each_frame_span(space, label, B, E,
                         impl::FootprintScatter<true, T, Mem, TargetView, RowFn>{positions, indices, target, row, D});
   }
+}
+
+/// scatter_add_patches of non-negative real values (weights) on host spaces,
+/// returning the largest value of `target` in the pixels it added to: with
+/// the target zero elsewhere (a batch's weights over its tiles), the
+/// maximum of the weights without a pass of its own (the same value as
+/// max_over_tiles). Blocking.
+template <class ExecSpace, class TargetView, class RowFn, class T, class Mem>
+double scatter_add_patches_max(ExecSpace const& space, int B, int D, PositionView<T, Mem> const& positions,
+                               IndexView<Mem> const& indices, TargetView const& target, RowFn const& row,
+                               char const* label) {
+  static_assert(is_host_space_v<ExecSpace>, "ptyko::scatter_add_patches_max: host spaces only");
+  static_assert(TargetView::rank == 2, "ptyko::scatter_add_patches_max: target must be (H, W)");
+  using V = typename TargetView::non_const_value_type;
+  static_assert(std::is_floating_point_v<V>, "ptyko::scatter_add_patches_max: a real target");
+  if (B <= 0) return 0.0;
+  using Scatter = impl::FootprintScatter<false, T, Mem, TargetView, RowFn>;
+  impl::FootprintScatterMax<Scatter, V> const with_max{Scatter{positions, indices, target, row, D}};
+  V result = 0;
+  if (space.concurrency() == 1) {
+    Kokkos::parallel_reduce(label, impl::row_policy(space, B * (D + 1)),
+                            impl::FrameRowSpansReduce<decltype(with_max), V>{with_max, D + 1}, Kokkos::Max<V>(result));
+  } else {
+    auto const [y0, y1] = impl::footprint_rows(B, D, positions, indices);
+    Kokkos::parallel_reduce(label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, y1 - y0 + 1),
+                            impl::FootprintRowsMax<T, Mem, TargetView, RowFn, V>{with_max, B, y0},
+                            Kokkos::Max<V>(result));
+  }
+  return std::max(0.0, double(result));
 }
 
 /// target += sum_b S_{indices(b)}^T patches(b): the adjoint of extract_patches.

@@ -22,6 +22,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <array>
 
 namespace ptyko::impl {
@@ -51,6 +52,7 @@ class UpdateSums {
     Kokkos::deep_copy(space, obj_w, T(0));
     m_written = MirroredTileList<Mem>();
     m_tiled = false;
+    m_w_max = 0;
     m_num_zeroed = m_w_zeroed = false;
     if (probe) zero_probe(space);
   }
@@ -68,6 +70,7 @@ class UpdateSums {
     }
     m_written = tiles;
     m_tiled = true;
+    m_w_max = 0;
     m_num_zeroed = m_w_zeroed = false;
     if (probe) zero_probe(space);
   }
@@ -123,15 +126,21 @@ class UpdateSums {
   }
 
   /// target += sum_b S_b^T sum_m |P_m|^2 for the positions `idx`, with the
-  /// probe of the last set_probe.
+  /// probe of the last set_probe. On host spaces the scatter also keeps the
+  /// largest value it leaves (for reduce: on one rank the batch's maximum
+  /// weight without a pass of its own); blocking there.
   void add_illumination(ExecSpace const& space, PositionView<T, Mem> const& positions, IndexView<Mem> const& idx,
                         RealView2<T, Mem> const& target) {
     int const B = int(idx.extent(0));
     if (B == 0) return;
     auto pint = m_probe_int;
-    scatter_add_patches(
-        space, B, int(pint.extent(0)), positions, idx, target,
-        KOKKOS_LAMBDA(int, int i) { return &pint(i, 0); }, "ptyko::UpdateSums::illumination");
+    auto const row = KOKKOS_LAMBDA(int, int i) { return &pint(i, 0); };
+    if constexpr (is_host_space_v<ExecSpace>)
+      m_w_max = std::max(m_w_max, scatter_add_patches_max(space, B, int(pint.extent(0)), positions, idx, target, row,
+                                                          "ptyko::UpdateSums::illumination"));
+    else
+      scatter_add_patches(space, B, int(pint.extent(0)), positions, idx, target, row,
+                          "ptyko::UpdateSums::illumination");
   }
 
   /// Sums over ranks; returns the global maxima of obj_w and probe_w.
@@ -141,7 +150,12 @@ class UpdateSums {
     else
       sync.sum_object(space, obj_num, obj_w);
     if (probe) sync.sum_probe(space, probe_num, probe_w);
-    double const obj_max = m_tiled ? max_over_tiles(space, m_written.list, obj_w) : max_value(space, obj_w);
+    // One rank: the sums are this rank's own, and on host spaces the
+    // illumination scatter kept their maximum (the tiles are zero elsewhere).
+    bool const known = is_host_space_v<ExecSpace> && m_tiled && sync.ranks() == 1;
+    double const obj_max = known     ? m_w_max
+                           : m_tiled ? max_over_tiles(space, m_written.list, obj_w)
+                                     : max_value(space, obj_w);
     std::array<double, 2> maxima{obj_max, probe ? max_value(space, probe_w) : 0.0};
     sync.max(maxima.data(), 2);
     return maxima;
@@ -159,6 +173,7 @@ class UpdateSums {
   bool m_num_zeroed = false;  ///< obj_num is already zero on m_written
   bool m_w_zeroed = false;    ///< obj_w is already zero on m_written
   bool m_probe_num_zero = true;  ///< probe_num is all zero (allocated zeroed)
+  double m_w_max = 0;  ///< host spaces: the largest value add_illumination left since the batch began
   RealView2<T, Mem> m_probe_int;
   ComplexView3<T, Mem> m_products;
 };
