@@ -381,26 +381,49 @@ TEST(Pipeline, ChunksDoNotChangeTheResult) {
 // rotating the probe by a unitary V (twice, so that pending recombinations
 // compose) and telling the solver must give the run without the rotation,
 // its probe rotated by the same V. Double precision: equal to rounding.
-TEST(ModeBasis, DifferenceMapFollowsARecombinationOfTheModes) {
+// Two DM runs a and b (double precision, the default dataset, identical
+// starts), each one epoch in: the ModeBasis tests change b between epochs
+// and compare it with a.
+struct TwoDifferenceMaps {
   using T = double;
-  Dataset const& d = default_dataset();
   Exec space;
   LocalSync<T, Exec> sync;
-  int const H = d.layout.grid.height, W = d.layout.grid.width;
-  std::vector<std::size_t> ids(d.layout.info.frames);
-  std::iota(ids.begin(), ids.end(), std::size_t(0));
-  auto data = load_local_data<T, Exec>(space, d.layout, ids, 0, 0, H, W, LoadOptions{});
-  double const diameter = default_probe_diameter(typical_step(d.layout.positions_px), d.layout.info.ny);
-  SolverOptions const o = solver_options("dm", 4);
-  auto a = initial_state<T, Exec>(space, data, sync, H, W, HostComplex3(), o.modes, o.seed, diameter);
-  auto b = initial_state<T, Exec>(space, data, sync, H, W, HostComplex3(), o.modes, o.seed, diameter);
-  auto solver_a = make_solver<T, Exec>("dm");
-  auto solver_b = make_solver<T, Exec>("dm");
-  solver_a->setup(space, data, a, o, 64);
-  solver_b->setup(space, data, b, o, 64);
-  std::vector<LocalBatch<Exec> const*> const unused;  // DM walks its own chunks
-  solver_a->epoch(space, data, a, unused, sync, true);
-  solver_b->epoch(space, data, b, unused, sync, true);
+  SolverOptions o = solver_options("dm", 4);
+  LocalData<T, Exec> data;
+  State<T, Exec> a, b;
+  std::unique_ptr<Solver<T, Exec>> solver_a = make_solver<T, Exec>("dm"), solver_b = make_solver<T, Exec>("dm");
+
+  TwoDifferenceMaps() {
+    Dataset const& d = default_dataset();
+    int const H = d.layout.grid.height, W = d.layout.grid.width;
+    std::vector<std::size_t> ids(d.layout.info.frames);
+    std::iota(ids.begin(), ids.end(), std::size_t(0));
+    data = load_local_data<T, Exec>(space, d.layout, ids, 0, 0, H, W, LoadOptions{});
+    double const diameter = default_probe_diameter(typical_step(d.layout.positions_px), d.layout.info.ny);
+    a = initial_state<T, Exec>(space, data, sync, H, W, HostComplex3(), o.modes, o.seed, diameter);
+    b = initial_state<T, Exec>(space, data, sync, H, W, HostComplex3(), o.modes, o.seed, diameter);
+    solver_a->setup(space, data, a, o, 64);
+    solver_b->setup(space, data, b, o, 64);
+    epochs(1);
+  }
+  /// `n` more epochs of both runs (updating the probe); the costs of the last.
+  std::array<double, 2> epochs(int n) {
+    std::vector<LocalBatch<Exec> const*> const unused;  // DM walks its own chunks
+    std::array<double, 2> cost{0, 0};
+    for (int e = 0; e < n; ++e) {
+      cost[0] = solver_a->epoch(space, data, a, unused, sync, true);
+      cost[1] = solver_b->epoch(space, data, b, unused, sync, true);
+    }
+    return cost;
+  }
+};
+
+TEST(ModeBasis, DifferenceMapFollowsARecombinationOfTheModes) {
+  using T = double;
+  TwoDifferenceMaps r;
+  auto& space = r.space;
+  auto& b = r.b;
+  auto& a = r.a;
 
   // new mode k = sum_m V(m, k) old mode m, for two unitary V.
   using C = std::complex<double>;
@@ -418,14 +441,13 @@ TEST(ModeBasis, DifferenceMapFollowsARecombinationOfTheModes) {
           h(k, i, j) = Complex<T>(s.real(), s.imag());
         }
     Kokkos::deep_copy(b.probe, h);  // host -> device: rotated probe
-    solver_b->modes_recombined(space, V);
+    r.solver_b->modes_recombined(space, V);
     return V;
   };
   auto const V1 = rotate(0.7, 0.3);
   auto const V2 = rotate(-0.4, 1.9);
   for (int e = 0; e < 2; ++e) {
-    double const cost_a = solver_a->epoch(space, data, a, unused, sync, true);
-    double const cost_b = solver_b->epoch(space, data, b, unused, sync, true);
+    auto const [cost_a, cost_b] = r.epochs(1);
     EXPECT_NEAR(cost_b, cost_a, 1e-10 * cost_a) << "epoch " << e;
   }
   double const object_difference = relative_difference(object_on_host<T>(b.object), object_on_host<T>(a.object));
@@ -456,32 +478,15 @@ TEST(ModeBasis, DifferenceMapFollowsARecombinationOfTheModes) {
 // the scale. With the stale sums the object comes out c times too large.
 TEST(ModeBasis, DifferenceMapFollowsARescaledProbe) {
   using T = double;
-  Dataset const& d = default_dataset();
-  Exec space;
-  LocalSync<T, Exec> sync;
-  int const H = d.layout.grid.height, W = d.layout.grid.width;
-  std::vector<std::size_t> ids(d.layout.info.frames);
-  std::iota(ids.begin(), ids.end(), std::size_t(0));
-  auto data = load_local_data<T, Exec>(space, d.layout, ids, 0, 0, H, W, LoadOptions{});
-  double const diameter = default_probe_diameter(typical_step(d.layout.positions_px), d.layout.info.ny);
-  SolverOptions const o = solver_options("dm", 4);
-  ASSERT_FALSE(o.object_clip);  // a clip would not commute with the scale
-  auto a = initial_state<T, Exec>(space, data, sync, H, W, HostComplex3(), o.modes, o.seed, diameter);
-  auto b = initial_state<T, Exec>(space, data, sync, H, W, HostComplex3(), o.modes, o.seed, diameter);
-  auto solver_a = make_solver<T, Exec>("dm");
-  auto solver_b = make_solver<T, Exec>("dm");
-  solver_a->setup(space, data, a, o, 64);
-  solver_b->setup(space, data, b, o, 64);
-  std::vector<LocalBatch<Exec> const*> const unused;  // DM walks its own chunks
-  solver_a->epoch(space, data, a, unused, sync, true);
-  solver_b->epoch(space, data, b, unused, sync, true);
+  TwoDifferenceMaps r;
+  ASSERT_FALSE(r.o.object_clip);  // a clip would not commute with the scale
+  auto& space = r.space;
+  auto& b = r.b;
+  auto& a = r.a;
   double const c = 1.7;
   scale(space, b.probe, T(c));
   scale(space, b.object, T(1 / c));
-  for (int e = 0; e < 2; ++e) {
-    solver_a->epoch(space, data, a, unused, sync, true);
-    solver_b->epoch(space, data, b, unused, sync, true);
-  }
+  r.epochs(2);
   scale(space, b.probe, T(1 / c));
   scale(space, b.object, T(c));
   double const object_difference = relative_difference(object_on_host<T>(b.object), object_on_host<T>(a.object));
