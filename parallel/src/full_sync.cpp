@@ -41,18 +41,20 @@ class FullSync final : public Strategy<T, ExecSpace> {
     allreduce_view(space, m_comm, w, ReduceOp::sum, m_staging);
   }
   /// Only the batch's tiles: every rank has the whole object and the same
-  /// global batches, hence the same tile list, and nothing outside it.
-  void sum_object(ExecSpace const& space, ComplexField const& num, RealField const& w,
-                  MirroredTileList<Mem> const& batch_tiles) override {
+  /// global batches, hence the same tile list, and nothing outside it. The
+  /// unpack writes every pixel of the tiles, so it also returns their
+  /// largest weight.
+  double sum_object(ExecSpace const& space, ComplexField const& num, RealField const& w,
+                    MirroredTileList<Mem> const& batch_tiles) override {
     auto const& tiles = batch_tiles.list;
-    if (m_comm.size() == 1 || tiles.extent(0) == 0) return;
+    if (m_comm.size() == 1 || tiles.extent(0) == 0) return -1;
     std::size_t const n = 3 * tiles.extent(0) * std::size_t(tile_edge) * tile_edge;
     if (m_packed.extent(0) < n)  // grows to the largest batch, then stays
       m_packed = RealView1<T, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::FullSync::packed"), n);
     RealView1<T, Mem> packed = Kokkos::subview(m_packed, std::make_pair(std::size_t(0), n));
     pack_tiles(space, tiles, num, w, packed);
     allreduce_view(space, m_comm, packed, ReduceOp::sum, m_staging);
-    unpack_tiles(space, tiles, packed, num, w);
+    return unpack_tiles(space, tiles, packed, num, w);
   }
   void sum_probe(ExecSpace const& space, ProbeField const& num, RealField const& w) override {
     allreduce_view(space, m_comm, num, ReduceOp::sum, m_staging);

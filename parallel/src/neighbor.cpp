@@ -248,15 +248,19 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   /// tiles there in the same order (tile origins on one global grid,
   /// partition_scan; tiles marked from the footprints over whole tiles,
   /// footprint_tiles), so both pack and unpack the same pixels.
-  void sum_object(ExecSpace const& space, ComplexField const& num, RealField const& w,
-                  MirroredTileList<Mem> const& tiles) override {
-    if (m_sync_every > 1) return;
-    if (m_links.empty()) return;
-    if (!m_on_tile_grid) return sum_object(space, num, w);  // tile lists may disagree: whole overlaps
+  /// Returns -1: only the overlaps change, the maximum may lie elsewhere.
+  double sum_object(ExecSpace const& space, ComplexField const& num, RealField const& w,
+                    MirroredTileList<Mem> const& tiles) override {
+    if (m_sync_every > 1 || m_links.empty()) return -1;
+    if (!m_on_tile_grid) {  // tile lists may disagree: whole overlaps
+      sum_object(space, num, w);
+      return -1;
+    }
     m_origins.clear();
     append_origins(tiles.host, m_origins);  // row-major, as footprint_tiles lists them
     plan_links(space);
     exchange_sums(space, num, w);
+    return -1;
   }
 
   void sum_probe(ExecSpace const& space, ProbeField const& num, RealField const& w) override {

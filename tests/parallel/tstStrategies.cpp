@@ -295,6 +295,36 @@ TEST(Neighbor, TiledOverlapSumIsExactAndMovesOnlyTheBatchTiles) {
   EXPECT_EQ(coverage_mismatches(layout, d, num, w, every), 0);
 }
 
+// full-sync over a batch's tiles (every 7th frame): every pixel of the tiles
+// holds the sum over all frames of the batch, and with several ranks the
+// sum returns the largest weight over the tiles, equal to max_over_tiles
+// (the solvers then skip that pass); one rank returns "not known".
+TEST(FullSync, TiledSumReturnsTheLargestWeight) {
+  Exec space;
+  auto comm = Communicator::world();
+  ScanLayout const layout = read_scan_layout(DatasetEnvironment::path, {});
+  auto strategy = make_strategy<float, Exec>("full-sync", comm, layout, {});
+  auto const& d = strategy->decomposition();
+  int const D = layout.info.ny;
+  std::size_t const every = 7;
+  std::vector<std::array<double, 2>> centres;
+  for (std::size_t id = 0; id < layout.positions_px.size(); id += every)
+    centres.push_back({layout.positions_px[id][0] - d.tile_y, layout.positions_px[id][1] - d.tile_x});
+  auto const tiles = make_mirrored_tile_list<Exec::memory_space>(
+      footprint_tiles(centres, D, d.tile_height, d.tile_width), "batch_tiles");
+  ComplexView2<float, Exec::memory_space> num("num", d.tile_height, d.tile_width);
+  RealView2<float, Exec::memory_space> w("w", d.tile_height, d.tile_width);
+  fill_coverage<float>(space, layout, d, num, w, every);
+  double const largest = strategy->sum_object(space, num, w, tiles);
+  EXPECT_EQ(coverage_mismatches(layout, d, num, w, every), 0);
+  if (comm.size() == 1) {
+    EXPECT_LT(largest, 0.0);
+  } else {
+    EXPECT_GE(largest, 1.0);  // a count of footprints
+    EXPECT_EQ(largest, max_over_tiles(space, tiles.list, w));
+  }
+}
+
 // Approximate consensus (sync-every 2) after two batches (every 7th frame
 // from 0 and from 3): the object is f(y, x) on every rank, plus i (r + 1)
 // on the tiles the batches touched, where rank r's illumination is r + 1.

@@ -36,10 +36,14 @@ class Sync {
   /// The same when every rank's contributions lie inside `tiles` (the
   /// batch's footprint tiles, identical on ranks that share an object
   /// grid): strategies may then move only those tiles. Pixels outside the
-  /// tiles must stay as they are (zero). Collective.
-  virtual void sum_object(ExecSpace const& space, ComplexField const& numerator, RealField const& weight,
-                          MirroredTileList<memory_space> const& /*tiles*/) {
+  /// tiles must stay as they are (zero). Returns the largest summed weight
+  /// over the tiles when the strategy wrote every one of them on the way
+  /// (the caller then needs no pass of its own), else a negative value.
+  /// Collective.
+  virtual double sum_object(ExecSpace const& space, ComplexField const& numerator, RealField const& weight,
+                            MirroredTileList<memory_space> const& /*tiles*/) {
     sum_object(space, numerator, weight);
+    return -1;
   }
   /// Sums probe-shaped fields (M, D, D) and a (D, D) weight, in place. Collective.
   virtual void sum_probe(ExecSpace const& space, ProbeField const& numerator,

@@ -287,23 +287,31 @@ void pack_tiles(ExecSpace const& space, TileList<Mem> const& tiles, ComplexView2
 }
 
 /// The inverse of pack_tiles: writes the packed values back into the tiles'
-/// pixels. Non-blocking.
+/// pixels, and returns the largest weight it wrote (0 for no tiles; the
+/// weights are non-negative): the maximum over the tiles without a pass of
+/// its own. Blocking.
 template <class ExecSpace, class T, class Mem>
-void unpack_tiles(ExecSpace const& space, TileList<Mem> const& tiles, RealView1<T, Mem> const& packed,
-                  ComplexView2<T, Mem> const& num, RealView2<T, Mem> const& w) {
+double unpack_tiles(ExecSpace const& space, TileList<Mem> const& tiles, RealView1<T, Mem> const& packed,
+                    ComplexView2<T, Mem> const& num, RealView2<T, Mem> const& w) {
   auto in = packed;
   auto u = num;
   auto a = w;
   auto t = tiles;
   int const H = int(num.extent(0)), W = int(num.extent(1));
-  Kokkos::parallel_for(
-      "ptyko::unpack_tiles", tile_policy(space, int(tiles.extent(0))), KOKKOS_LAMBDA(int k, int i, int j) {
+  T result = 0;
+  if (tiles.extent(0) == 0) return 0.0;
+  Kokkos::parallel_reduce(
+      "ptyko::unpack_tiles", tile_policy(space, int(tiles.extent(0))),
+      KOKKOS_LAMBDA(int k, int i, int j, T& m) {
         int const y = t(k, 0) + i, x = t(k, 1) + j;
         if (y >= H || x >= W) return;
         std::size_t const p = 3 * ((std::size_t(k) * tile_edge + i) * tile_edge + j);
         u(y, x) = Complex<T>(in(p), in(p + 1));
         a(y, x) = in(p + 2);
-      });
+        m = in(p + 2) > m ? in(p + 2) : m;
+      },
+      Kokkos::Max<T>(result));
+  return result > T(0) ? double(result) : 0.0;
 }
 
 }  // namespace ptyko

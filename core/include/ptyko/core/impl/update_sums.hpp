@@ -145,17 +145,20 @@ class UpdateSums {
 
   /// Sums over ranks; returns the global maxima of obj_w and probe_w.
   std::array<double, 2> reduce(ExecSpace const& space, Sync<T, ExecSpace>& sync, bool probe) {
+    // The batch's largest weight without a pass of its own where possible:
+    // from the strategy's sum when it wrote every tile, or, on one rank
+    // (the sums are this rank's own) on host spaces, from the illumination
+    // scatter (the tiles are zero elsewhere).
+    double known = -1;
     if (m_tiled)
-      sync.sum_object(space, obj_num, obj_w, m_written);
+      known = sync.sum_object(space, obj_num, obj_w, m_written);
     else
       sync.sum_object(space, obj_num, obj_w);
     if (probe) sync.sum_probe(space, probe_num, probe_w);
-    // One rank: the sums are this rank's own, and on host spaces the
-    // illumination scatter kept their maximum (the tiles are zero elsewhere).
-    bool const known = is_host_space_v<ExecSpace> && m_tiled && sync.ranks() == 1;
-    double const obj_max = known     ? m_w_max
-                           : m_tiled ? max_over_tiles(space, m_written.list, obj_w)
-                                     : max_value(space, obj_w);
+    if (known < 0 && is_host_space_v<ExecSpace> && m_tiled && sync.ranks() == 1) known = m_w_max;
+    double const obj_max = known >= 0 ? known
+                           : m_tiled  ? max_over_tiles(space, m_written.list, obj_w)
+                                      : max_value(space, obj_w);
     std::array<double, 2> maxima{obj_max, probe ? max_value(space, probe_w) : 0.0};
     sync.max(maxima.data(), 2);
     return maxima;
