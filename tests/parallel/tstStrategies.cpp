@@ -258,6 +258,28 @@ TEST(Neighbor, OverlapSumIsExactAndMovesOnlyOverlaps) {
   EXPECT_EQ(coverage_mismatches(layout, d, num, w), 0);
 }
 
+// A batch of every `every`-th frame of the scan (on every rank): its tiles in
+// this rank's object coordinates, and the rank's own footprint counts of
+// the batch in (num, w) (fill_coverage), ready for a tiled sum_object.
+struct BatchSums {
+  MirroredTileList<Exec::memory_space> tiles;
+  ComplexView2<float, Exec::memory_space> num;
+  RealView2<float, Exec::memory_space> w;
+};
+
+BatchSums batch_sums(Exec const& space, ScanLayout const& layout, Decomposition const& d, std::size_t every) {
+  int const D = layout.info.ny;
+  std::vector<std::array<double, 2>> centres;
+  for (std::size_t id = 0; id < layout.positions_px.size(); id += every)
+    centres.push_back({layout.positions_px[id][0] - d.tile_y, layout.positions_px[id][1] - d.tile_x});
+  BatchSums b{make_mirrored_tile_list<Exec::memory_space>(footprint_tiles(centres, D, d.tile_height, d.tile_width),
+                                                          "batch_tiles"),
+              ComplexView2<float, Exec::memory_space>("num", d.tile_height, d.tile_width),
+              RealView2<float, Exec::memory_space>("w", d.tile_height, d.tile_width)};
+  fill_coverage<float>(space, layout, d, b.num, b.w, every);
+  return b;
+}
+
 // A batch (every 7th frame of the scan, on every rank): the sums lie in the
 // batch's tiles, and the tiled exchange must give every pixel of the tile
 // the batch's global coverage, moving fewer bytes than the whole overlaps.
@@ -271,14 +293,7 @@ TEST(Neighbor, TiledOverlapSumIsExactAndMovesOnlyTheBatchTiles) {
   EXPECT_EQ(d.tile_x % tile_edge, 0);
   int const D = layout.info.ny;
   std::size_t const every = 7;
-  std::vector<std::array<double, 2>> centres;
-  for (std::size_t id = 0; id < layout.positions_px.size(); id += every)
-    centres.push_back({layout.positions_px[id][0] - d.tile_y, layout.positions_px[id][1] - d.tile_x});
-  auto const tiles = make_mirrored_tile_list<Exec::memory_space>(
-      footprint_tiles(centres, D, d.tile_height, d.tile_width), "batch_tiles");
-  ComplexView2<float, Exec::memory_space> num("num", d.tile_height, d.tile_width);
-  RealView2<float, Exec::memory_space> w("w", d.tile_height, d.tile_width);
-  fill_coverage<float>(space, layout, d, num, w, every);
+  auto [tiles, num, w] = batch_sums(space, layout, d, every);
   strategy->take_bytes_moved();
   strategy->sum_object(space, num, w, tiles);
   std::size_t const moved = strategy->take_bytes_moved();
@@ -305,16 +320,8 @@ TEST(FullSync, TiledSumReturnsTheLargestWeight) {
   ScanLayout const layout = read_scan_layout(DatasetEnvironment::path, {});
   auto strategy = make_strategy<float, Exec>("full-sync", comm, layout, {});
   auto const& d = strategy->decomposition();
-  int const D = layout.info.ny;
   std::size_t const every = 7;
-  std::vector<std::array<double, 2>> centres;
-  for (std::size_t id = 0; id < layout.positions_px.size(); id += every)
-    centres.push_back({layout.positions_px[id][0] - d.tile_y, layout.positions_px[id][1] - d.tile_x});
-  auto const tiles = make_mirrored_tile_list<Exec::memory_space>(
-      footprint_tiles(centres, D, d.tile_height, d.tile_width), "batch_tiles");
-  ComplexView2<float, Exec::memory_space> num("num", d.tile_height, d.tile_width);
-  RealView2<float, Exec::memory_space> w("w", d.tile_height, d.tile_width);
-  fill_coverage<float>(space, layout, d, num, w, every);
+  auto [tiles, num, w] = batch_sums(space, layout, d, every);
   double const largest = strategy->sum_object(space, num, w, tiles);
   EXPECT_EQ(coverage_mismatches(layout, d, num, w, every), 0);
   if (comm.size() == 1) {
