@@ -43,11 +43,12 @@ class FullSync final : public Strategy<T, ExecSpace> {
   /// Only the batch's tiles: every rank has the whole object and the same
   /// global batches, hence the same tile list, and nothing outside it. The
   /// unpack writes every pixel of the tiles, so it also returns their
-  /// largest weight.
+  /// largest weight (one rank: `local_max`, the sums are its own).
   double sum_object(ExecSpace const& space, ComplexField const& num, RealField const& w,
-                    MirroredTileList<Mem> const& batch_tiles) override {
+                    MirroredTileList<Mem> const& batch_tiles, double local_max) override {
     auto const& tiles = batch_tiles.list;
-    if (m_comm.size() == 1 || tiles.extent(0) == 0) return -1;
+    if (m_comm.size() == 1) return local_max;
+    if (tiles.extent(0) == 0) return -1;
     std::size_t const n = 3 * tiles.extent(0) * std::size_t(tile_edge) * tile_edge;
     if (m_packed.extent(0) < n)  // grows to the largest batch, then stays
       m_packed = RealView1<T, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::FullSync::packed"), n);

@@ -36,14 +36,48 @@
 
 namespace ptyko::parallel::impl {
 
-/// fn(k, y, x) for the pixels of a tile-local region, k = 0, 1, ... in
-/// row-major order (the index into a packed buffer). Non-blocking.
-template <class ExecSpace, class Fn>
-void for_each_in_region(ExecSpace const& space, char const* label, Box const& r, Fn const& fn) {
-  int const y0 = r.y, x0 = r.x, width = r.width;
+/// The pixels of a tile-local region: flat index k = 0, 1, ... in row-major
+/// order is also the index into a packed buffer.
+struct RegionPixels {
+  int y0, x0, width;
+  std::size_t size;
+  explicit RegionPixels(Box const& r) : y0(r.y), x0(r.x), width(r.width), size(r.area()) {}
+  KOKKOS_INLINE_FUNCTION bool operator()(std::size_t k, std::size_t& packed, int& y, int& x) const {
+    packed = k;
+    y = y0 + int(k / width);
+    x = x0 + int(k % width);
+    return true;
+  }
+};
+
+/// fn(k, y, x) for every pixel of `pixels` (RegionPixels, PartPixels), k
+/// the packed index. Non-blocking.
+template <class ExecSpace, class Pixels, class Fn>
+void for_each_pixel(ExecSpace const& space, char const* label, Pixels const& pixels, Fn const& fn) {
   Kokkos::parallel_for(
-      label, Kokkos::RangePolicy<ExecSpace>(space, 0, r.area()),
-      KOKKOS_LAMBDA(std::size_t k) { fn(k, y0 + int(k / width), x0 + int(k % width)); });
+      label, Kokkos::RangePolicy<ExecSpace>(space, 0, pixels.size), KOKKOS_LAMBDA(std::size_t k) {
+        std::size_t packed;
+        int y, x;
+        if (pixels(k, packed, y, x)) fn(packed, y, x);
+      });
+}
+
+/// The same, for an fn that returns a value: returns the largest it
+/// returned (0 for no pixel). Blocking.
+template <class ExecSpace, class Pixels, class Fn>
+double max_over_pixels(ExecSpace const& space, char const* label, Pixels const& pixels, Fn const& fn) {
+  double largest = 0;
+  Kokkos::parallel_reduce(
+      label, Kokkos::RangePolicy<ExecSpace>(space, 0, pixels.size),
+      KOKKOS_LAMBDA(std::size_t k, double& m) {
+        std::size_t packed;
+        int y, x;
+        if (!pixels(k, packed, y, x)) return;
+        double const v = double(fn(packed, y, x));
+        if (v > m) m = v;
+      },
+      Kokkos::Max<double>(largest));
+  return largest;
 }
 
 /// buf[3 k + (0, 1, 2)] = (Re num, Im num, w) of packed pixel k at (y, x);
@@ -64,19 +98,19 @@ struct PackSums {
   }
 };
 
-/// num, w += the packed values (the inverse layout of PackSums).
+/// num, w += the packed values (the inverse layout of PackSums); returns
+/// the new weight.
 template <class T, class Mem>
 struct UnpackAddSums {
   ComplexView2<T, Mem> N;
   RealView2<T, Mem> W;
   RealView1<T, Mem> B;
-  KOKKOS_INLINE_FUNCTION void operator()(std::size_t k, int y, int x) const {
+  KOKKOS_INLINE_FUNCTION T operator()(std::size_t k, int y, int x) const {
     if (N.extent(0) > 0) {
       N(y, x) += Complex<T>(B(3 * k), B(3 * k + 1));
-      W(y, x) += B(3 * k + 2);
-    } else {
-      W(y, x) += B(k);
+      return W(y, x) += B(3 * k + 2);
     }
+    return W(y, x) += B(k);
   }
 };
 
@@ -86,20 +120,24 @@ struct UnpackAddSums {
 template <class Mem>
 using RegionParts = Kokkos::View<int* [5], Kokkos::LayoutRight, Mem>;
 
-/// fn(k, y, x) for the pixels of the first `n` parts, k the packed index.
-template <class ExecSpace, class Fn>
-void for_each_in_parts(ExecSpace const& space, char const* label, RegionParts<typename ExecSpace::memory_space> const& parts,
-                       int n, Fn const& fn) {
-  constexpr int per_part = tile_edge * tile_edge;
-  auto P = parts;
-  Kokkos::parallel_for(
-      label, Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(n) * per_part), KOKKOS_LAMBDA(std::size_t k) {
-        int const b = int(k / per_part), q = int(k % per_part);
-        int const h = P(b, 2), w = P(b, 3);
-        if (q >= h * w) return;
-        fn(std::size_t(P(b, 4) + q), P(b, 0) + q / w, P(b, 1) + q % w);
-      });
-}
+/// The pixels of the first `n` parts; the flat index runs over whole
+/// tile_edge x tile_edge parts, the packed index over the parts' pixels.
+template <class Mem>
+struct PartPixels {
+  static constexpr int per_part = tile_edge * tile_edge;
+  RegionParts<Mem> parts;
+  std::size_t size;
+  PartPixels(RegionParts<Mem> const& p, int n) : parts(p), size(std::size_t(n) * per_part) {}
+  KOKKOS_INLINE_FUNCTION bool operator()(std::size_t k, std::size_t& packed, int& y, int& x) const {
+    int const b = int(k / per_part), q = int(k % per_part);
+    int const h = parts(b, 2), w = parts(b, 3);
+    if (q >= h * w) return false;
+    packed = std::size_t(parts(b, 4) + q);
+    y = parts(b, 0) + q / w;
+    x = parts(b, 1) + q % w;
+    return true;
+  }
+};
 
 /// Approximate consensus, before the exchange: own = w and acc = w O.
 template <class T, class Mem>
@@ -143,9 +181,17 @@ template <class ExecSpace, class Fn>
 void for_each_in_link(ExecSpace const& space, char const* label, LinkPixels<typename ExecSpace::memory_space> const& l,
                       Fn const& fn) {
   if (l.tiled)
-    for_each_in_parts(space, label, l.parts, l.n_parts, fn);
+    for_each_pixel(space, label, PartPixels<typename ExecSpace::memory_space>(l.parts, l.n_parts), fn);
   else
-    for_each_in_region(space, label, l.region, fn);
+    for_each_pixel(space, label, RegionPixels(l.region), fn);
+}
+
+/// The same for an fn that returns a value; returns the largest. Blocking.
+template <class ExecSpace, class Fn>
+double max_over_link(ExecSpace const& space, char const* label, LinkPixels<typename ExecSpace::memory_space> const& l,
+                     Fn const& fn) {
+  if (l.tiled) return max_over_pixels(space, label, PartPixels<typename ExecSpace::memory_space>(l.parts, l.n_parts), fn);
+  return max_over_pixels(space, label, RegionPixels(l.region), fn);
 }
 
 /// Appends to `parts` the parts of the tiles at `origins` (sorted,
@@ -248,19 +294,23 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   /// tiles there in the same order (tile origins on one global grid,
   /// partition_scan; tiles marked from the footprints over whole tiles,
   /// footprint_tiles), so both pack and unpack the same pixels.
-  /// Returns -1: only the overlaps change, the maximum may lie elsewhere.
+  /// Only the overlaps change, so the largest summed weight is the larger
+  /// of `local_max` and the largest the unpacks leave (a pixel two links
+  /// share passes an intermediate sum first, never more than its last);
+  /// unknown (-1) when `local_max` is. The approximate mode sums nothing
+  /// here: the weights stay this rank's own, `local_max`.
   double sum_object(ExecSpace const& space, ComplexField const& num, RealField const& w,
-                    MirroredTileList<Mem> const& tiles) override {
-    if (m_sync_every > 1 || m_links.empty()) return -1;
-    if (!m_on_tile_grid) {  // tile lists may disagree: whole overlaps
-      sum_object(space, num, w);
-      return -1;
+                    MirroredTileList<Mem> const& tiles, double local_max) override {
+    if (m_sync_every > 1 || m_links.empty()) return local_max;
+    if (m_on_tile_grid) {
+      m_origins.clear();
+      append_origins(tiles.host, m_origins);  // row-major, as footprint_tiles lists them
+      plan_links(space);
+    } else {  // tile lists may disagree: whole overlaps
+      for (Link& l : m_links) l.tiled = false;
     }
-    m_origins.clear();
-    append_origins(tiles.host, m_origins);  // row-major, as footprint_tiles lists them
-    plan_links(space);
-    exchange_sums(space, num, w);
-    return -1;
+    double const unpacked = exchange_sums(space, num, w, local_max >= 0);
+    return local_max >= 0 ? std::max(local_max, unpacked) : -1;
   }
 
   void sum_probe(ExecSpace const& space, ProbeField const& num, RealField const& w) override {
@@ -372,11 +422,14 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   // every neighbour: pack all, send/receive, add all (every pack reads the
   // sums before any unpack adds to them). A link with no pixels is skipped:
   // both of its ranks plan the same pixels.
-  void exchange_sums(ExecSpace const& space, ComplexField const& num, RealField const& w) {
+  // With `largest`, the unpacks also return the largest weight they leave
+  // (blocking), else 0.
+  double exchange_sums(ExecSpace const& space, ComplexField const& num, RealField const& w, bool largest = false) {
     std::vector<Link*> active;
     for (auto& l : m_links)
       if (l.count() > 0) active.push_back(&l);
-    if (active.empty()) return;
+    double unpacked = 0;
+    if (active.empty()) return unpacked;
     std::size_t const values = num.extent(0) > 0 ? 3 : 1;  // complex sum and weight, or weight
     auto const count = [&](Link const& l) { return values * l.count(); };
     for (Link* l : active) for_each_in_link(space, "ptyko::neighbor::pack", *l, PackSums<T, Mem>{num, w, l->send});
@@ -409,8 +462,13 @@ class Neighbor final : public Strategy<T, ExecSpace> {
         Kokkos::deep_copy(space, Kokkos::subview(l.recv, std::make_pair(std::size_t(0), n)),
                           Kokkos::subview(l.recv_host, std::make_pair(std::size_t(0), n)));  // host -> device
       }
-      for_each_in_link(space, "ptyko::neighbor::unpack_add", l, UnpackAddSums<T, Mem>{num, w, l.recv});
+      UnpackAddSums<T, Mem> const unpack{num, w, l.recv};
+      if (largest)
+        unpacked = std::max(unpacked, max_over_link(space, "ptyko::neighbor::unpack_add_max", l, unpack));
+      else
+        for_each_in_link(space, "ptyko::neighbor::unpack_add", l, unpack);
     }
+    return unpacked;
   }
 
   // Overlaps become the weighted average of the ranks' values: O <- sum_r

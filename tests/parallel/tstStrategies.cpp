@@ -295,7 +295,7 @@ TEST(Neighbor, TiledOverlapSumIsExactAndMovesOnlyTheBatchTiles) {
   std::size_t const every = 7;
   auto [tiles, num, w] = batch_sums(space, layout, d, every);
   strategy->take_bytes_moved();
-  strategy->sum_object(space, num, w, tiles);
+  EXPECT_LT(strategy->sum_object(space, num, w, tiles, -1.0), 0.0);  // without this rank's maximum: not known
   std::size_t const moved = strategy->take_bytes_moved();
 
   Partition const p = partition_scan(layout.positions_px, D, layout.grid.height, layout.grid.width, comm.size());
@@ -313,7 +313,8 @@ TEST(Neighbor, TiledOverlapSumIsExactAndMovesOnlyTheBatchTiles) {
 // full-sync over a batch's tiles (every 7th frame): every pixel of the tiles
 // holds the sum over all frames of the batch, and with several ranks the
 // sum returns the largest weight over the tiles, equal to max_over_tiles
-// (the solvers then skip that pass); one rank returns "not known".
+// (the solvers then skip that pass); one rank returns the maximum it was
+// given (its sums are already global).
 TEST(FullSync, TiledSumReturnsTheLargestWeight) {
   Exec space;
   auto comm = Communicator::world();
@@ -322,14 +323,45 @@ TEST(FullSync, TiledSumReturnsTheLargestWeight) {
   auto const& d = strategy->decomposition();
   std::size_t const every = 7;
   auto [tiles, num, w] = batch_sums(space, layout, d, every);
-  double const largest = strategy->sum_object(space, num, w, tiles);
+  double const largest = strategy->sum_object(space, num, w, tiles, 0.5);
   EXPECT_EQ(coverage_mismatches(layout, d, num, w, every), 0);
   if (comm.size() == 1) {
-    EXPECT_LT(largest, 0.0);
+    EXPECT_EQ(largest, 0.5);
   } else {
     EXPECT_GE(largest, 1.0);  // a count of footprints
     EXPECT_EQ(largest, max_over_tiles(space, tiles.list, w));
   }
+}
+
+// Exact neighbour-consensus over a batch's tiles, given this rank's own
+// largest weight: the sum returns the largest summed weight over the tiles,
+// bit-equal to max_over_tiles after the sum. Only the overlaps are summed,
+// so the largest value can come from this rank's own maximum or from an
+// unpack; on four ranks at least one rank's comes from an overlap, which
+// the test reports. The approximate mode sums nothing and returns the
+// maximum it was given.
+TEST(Neighbor, TiledSumReturnsTheLargestWeightGivenTheLocalOne) {
+  Exec space;
+  auto comm = Communicator::world();
+  ScanLayout const layout = read_scan_layout(DatasetEnvironment::path, {});
+  auto strategy = make_strategy<float, Exec>("neighbor", comm, layout, {});
+  auto const& d = strategy->decomposition();
+  std::size_t const every = 7;
+  auto [tiles, num, w] = batch_sums(space, layout, d, every);
+  double const local = max_over_tiles(space, tiles.list, w);
+  double const largest = strategy->sum_object(space, num, w, tiles, local);
+  EXPECT_EQ(coverage_mismatches(layout, d, num, w, every), 0);
+  double const after = max_over_tiles(space, tiles.list, w);
+  EXPECT_EQ(largest, after);
+  double raised = after > local ? 1.0 : 0.0;
+  comm.allreduce(&raised, 1, Datatype::float64, ReduceOp::max);
+  if (comm.size() > 1) EXPECT_EQ(raised, 1.0) << "no rank's maximum lies in an overlap: the unpack's maximum is untested";
+
+  StrategyOptions so;
+  so.sync_every = 2;
+  auto approximate = make_strategy<float, Exec>("neighbor", comm, layout, so);
+  auto [atiles, anum, aw] = batch_sums(space, layout, approximate->decomposition(), every);
+  EXPECT_EQ(approximate->sum_object(space, anum, aw, atiles, 0.25), 0.25);
 }
 
 // Approximate consensus (sync-every 2) after two batches (every 7th frame

@@ -36,14 +36,16 @@ class Sync {
   /// The same when every rank's contributions lie inside `tiles` (the
   /// batch's footprint tiles, identical on ranks that share an object
   /// grid): strategies may then move only those tiles. Pixels outside the
-  /// tiles must stay as they are (zero). Returns the largest summed weight
-  /// over the tiles when the strategy wrote every one of them on the way
-  /// (the caller then needs no pass of its own), else a negative value.
-  /// Collective.
+  /// tiles must stay as they are (zero). `local_max` is the largest value
+  /// of `weight` over the tiles before the sum (this rank's own sums), or
+  /// negative when the caller does not know it. Returns the largest summed
+  /// weight over the tiles when the strategy can tell without a pass of its
+  /// own (the caller then needs none), else a negative value. Weights are
+  /// never negative, so a sum never lowers a pixel's weight. Collective.
   virtual double sum_object(ExecSpace const& space, ComplexField const& numerator, RealField const& weight,
-                            MirroredTileList<memory_space> const& /*tiles*/) {
+                            MirroredTileList<memory_space> const& /*tiles*/, double local_max) {
     sum_object(space, numerator, weight);
-    return -1;
+    return ranks() == 1 ? local_max : -1;  // one rank: the sums are already this rank's own
   }
   /// Sums probe-shaped fields (M, D, D) and a (D, D) weight, in place. Collective.
   virtual void sum_probe(ExecSpace const& space, ProbeField const& numerator,

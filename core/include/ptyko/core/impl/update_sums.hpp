@@ -146,16 +146,14 @@ class UpdateSums {
   /// Sums over ranks; returns the global maxima of obj_w and probe_w.
   std::array<double, 2> reduce(ExecSpace const& space, Sync<T, ExecSpace>& sync, bool probe) {
     // The batch's largest weight without a pass of its own where possible:
-    // from the strategy's sum when it wrote every tile, or, on one rank
-    // (the sums are this rank's own) on host spaces, from the illumination
-    // scatter (the tiles are zero elsewhere).
+    // from the strategy's sum, given on host spaces the largest weight the
+    // illumination scatter left (the tiles are zero elsewhere).
     double known = -1;
     if (m_tiled)
-      known = sync.sum_object(space, obj_num, obj_w, m_written);
+      known = sync.sum_object(space, obj_num, obj_w, m_written, is_host_space_v<ExecSpace> ? m_w_max : -1.0);
     else
       sync.sum_object(space, obj_num, obj_w);
     if (probe) sync.sum_probe(space, probe_num, probe_w);
-    if (known < 0 && is_host_space_v<ExecSpace> && m_tiled && sync.ranks() == 1) known = m_w_max;
     double const obj_max = known >= 0 ? known
                            : m_tiled  ? max_over_tiles(space, m_written.list, obj_w)
                                       : max_value(space, obj_w);
