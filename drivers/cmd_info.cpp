@@ -3,6 +3,7 @@
 #include "commands.hpp"
 
 #include <ptyko/core/summary.hpp>
+#include <ptyko/kernels/error.hpp>
 #include <ptyko/parallel/environment.hpp>
 
 #include <fmt/format.h>
@@ -16,13 +17,20 @@ void add_info(CLI::App& app, Action& action) {
   cmd->footer("Example:\n  ptyko info data.cxi");
   auto path = std::make_shared<std::string>();
   auto conv = std::make_shared<PositionConvention>();
+  auto crop = std::make_shared<FrameCrop>();
   cmd->add_option("file", *path, "CXI file")->required();
   cmd->add_flag("--flip-x", conv->flip_x, "Negate x translations (files with the opposite sign)");
   cmd->add_flag("--flip-y", conv->flip_y, "Negate y translations");
   cmd->add_flag("--swap-xy", conv->swap_xy, "Exchange x and y translations");
-  cmd->callback([&action, path, conv] {
-    action = [path, conv](parallel::Environment& env) {
-      if (env.rank() == 0) fmt::print("{}", format_summary(summarize_cxi(*path, *conv)));
+  cmd->add_option("--crop", crop->size, "Describe the N x N window of the frames around the beam")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--crop-centre-y", crop->centre_y, "With --crop: row of the beam in the stored frames");
+  cmd->add_option("--crop-centre-x", crop->centre_x, "With --crop: column of the beam in the stored frames");
+  cmd->callback([&action, path, conv, crop] {
+    PTYKO_REQUIRE(crop->size > 0 || (!crop->centre_y && !crop->centre_x),
+                  "--crop-centre-y/-x place the --crop window: give --crop N too");
+    action = [path, conv, crop](parallel::Environment& env) {
+      if (env.rank() == 0) fmt::print("{}", format_summary(summarize_cxi(*path, *conv, *crop)));
       return 0;
     };
   });

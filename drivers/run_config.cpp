@@ -256,6 +256,15 @@ std::vector<OptionDef> const& options() {
         [](RunConfig& c) -> auto& { return c.list_file; }, Flag::none, "\"inputs.txt\""));
     t.push_back(option("", "clip_negative", "--clip-negative", "Clamp negative intensities to zero instead of failing",
         [](RunConfig& c) -> auto& { return c.load.clip_negative; }, Flag::sets_true));
+    t.push_back(option("", "crop", "--crop",
+        "Use the N x N window of the frames around the beam (0: the whole frames, which must be square)",
+        [](RunConfig& c) -> auto& { return c.load.crop.size; }));
+    t.push_back(option("", "crop_centre_y", "--crop-centre-y",
+        "With --crop: row of the beam (zero frequency) in the stored frames (default: rows / 2)",
+        [](RunConfig& c) -> auto& { return c.load.crop.centre_y; }, Flag::none, "257"));
+    t.push_back(option("", "crop_centre_x", "--crop-centre-x",
+        "With --crop: column of the beam in the stored frames (default: columns / 2)",
+        [](RunConfig& c) -> auto& { return c.load.crop.centre_x; }, Flag::none, "515"));
     // -- [solver]
     t.push_back(option("solver", "name", "--solver", "lsqml, rpie, epie, dm or raar",
         [](RunConfig& c) -> auto& { return c.solver.solver; }));
@@ -527,6 +536,9 @@ void finish_run_config(RunConfig& c) {
   PTYKO_REQUIRE(c.error_every >= 0, "--error-every must be >= 0, got ", c.error_every);
   PTYKO_REQUIRE(c.checkpoint_every >= 0, "--checkpoint-every must be >= 0, got ", c.checkpoint_every);
   PTYKO_REQUIRE(c.sync_every >= 1, "--sync-every must be >= 1, got ", c.sync_every);
+  PTYKO_REQUIRE(c.load.crop.size >= 0, "--crop must be >= 0 pixels (0: no crop), got ", c.load.crop.size);
+  PTYKO_REQUIRE(c.load.crop.size > 0 || (!c.load.crop.centre_y && !c.load.crop.centre_x),
+                "--crop-centre-y/-x place the --crop window: give --crop N too");
   c.solver.batch_size = c.batch_size.value_or(0);
   c.solver.alpha = c.alpha.value_or(-1);
   c.solver.beta = c.beta.value_or(-1);

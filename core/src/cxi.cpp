@@ -116,6 +116,23 @@ std::string frame_size(std::vector<std::size_t> const& dims) {
   return shape_string(dims);
 }
 
+// Makes `info` read the crop's window of its stored frames (stored_ny x
+// stored_nx): the window's centre pixel (size / 2) is the crop's centre.
+void set_crop_window(CxiInfo& info, FrameCrop const& crop) {
+  int const n = crop.size;
+  PTYKO_REQUIRE(n <= info.stored_ny && n <= info.stored_nx, info.path, ": --crop ", n, " is larger than the ",
+                info.stored_ny, "x", info.stored_nx, " frames: give at most ", std::min(info.stored_ny, info.stored_nx));
+  int const cy = crop.centre_y.value_or(info.stored_ny / 2), cx = crop.centre_x.value_or(info.stored_nx / 2);
+  int const y0 = cy - n / 2, x0 = cx - n / 2;
+  PTYKO_REQUIRE(y0 >= 0 && x0 >= 0 && y0 + n <= info.stored_ny && x0 + n <= info.stored_nx, info.path,
+                ": the ", n, "x", n, " crop around the beam at (y, x) = (", cy, ", ", cx, ") leaves the ",
+                info.stored_ny, "x", info.stored_nx, " frames (rows ", y0, " to ", y0 + n - 1, ", columns ", x0,
+                " to ", x0 + n - 1, "): give a smaller --crop or a centre (--crop-centre-y/-x) further inside");
+  info.ny = info.nx = n;
+  info.window_y = y0;
+  info.window_x = x0;
+}
+
 // The detector mask as 1 = measured, from CXI's nonzero = bad.
 HostMask read_mask(h5::File const& f, CxiInfo const& info) {
   HostMask mask(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("ptyko::cxi::mask")), info.ny, info.nx);
@@ -124,15 +141,20 @@ HostMask read_mask(h5::File const& f, CxiInfo const& info) {
     return mask;
   }
   auto const dims = h5::shape(f, k_mask);
-  PTYKO_REQUIRE(is_frame_shaped(dims, info.ny, info.nx), f.name(), ": mask ", k_mask, " is ",
-                frame_size(dims), " but frames are ", info.ny, "x", info.nx, ": they must match");
+  PTYKO_REQUIRE(is_frame_shaped(dims, info.stored_ny, info.stored_nx), f.name(), ": mask ", k_mask, " is ",
+                frame_size(dims), " but frames are ", info.stored_ny, "x", info.stored_nx, ": they must match");
   std::string const type = h5::type_name(f, k_mask);
   PTYKO_REQUIRE(is_real_number_type(type) || type == "enum", f.name(), ": mask ", k_mask, " holds ",
                 type, " values; expected integers (nonzero = bad pixel)");
   // Read as double: exact for every integer a mask holds, keeps negative
   // values of signed masks nonzero, and NaN in a float mask counts as bad.
+  // A small (detector-sized) array: read whole, then the crop window kept.
   auto const v = h5::read<double>(f, k_mask);
-  for (std::size_t k = 0; k < v.size(); ++k) mask.data()[k] = v[k] == 0 ? 1 : 0;
+  for (int y = 0; y < info.ny; ++y)
+    for (int x = 0; x < info.nx; ++x)
+      mask(y, x) = v[std::size_t(info.window_y + y) * std::size_t(info.stored_nx) + std::size_t(info.window_x + x)] == 0
+                       ? 1
+                       : 0;
   return mask;
 }
 
@@ -231,7 +253,7 @@ Geometry CxiInfo::geometry() const {
 
 // ------------------------------------------------------------------ readers
 
-CxiInfo cxi_inspect(std::string const& path) {
+CxiInfo cxi_inspect(std::string const& path, FrameCrop const& crop) {
   CxiInfo info;
   info.path = path;
   auto f = h5::File::open_read(path);
@@ -247,13 +269,16 @@ CxiInfo cxi_inspect(std::string const& path) {
   PTYKO_REQUIRE(dims.size() == 3, path, ": ", data, " has rank ", dims.size(),
                 ", expected (frames, y, x)");
   PTYKO_REQUIRE(dims[0] > 0, path, ": ", data, " holds no frames (shape ", shape_string(dims), ")");
-  PTYKO_REQUIRE(dims[1] == dims[2], path, ": frames in ", data, " are ", dims[1], "x", dims[2],
-                " (y by x) but ptyko needs square frames: crop or pad them to a square");
-  PTYKO_REQUIRE(dims[1] <= std::size_t(std::numeric_limits<int>::max()), path, ": frames in ", data,
-                " are ", dims[1], " pixels wide: too large");
+  PTYKO_REQUIRE(crop.size > 0 || dims[1] == dims[2], path, ": frames in ", data, " are ", dims[1], "x", dims[2],
+                " (y by x) but ptyko needs square frames: give --crop N to use the N x N window around the "
+                "beam (--crop-centre-y/-x where the beam is not at the frames' centre)");
+  PTYKO_REQUIRE(dims[1] <= std::size_t(std::numeric_limits<int>::max()) &&
+                    dims[2] <= std::size_t(std::numeric_limits<int>::max()),
+                path, ": frames in ", data, " are ", dims[1], "x", dims[2], " pixels: too large");
   info.frames = dims[0];
-  info.ny = int(dims[1]);
-  info.nx = int(dims[2]);
+  info.stored_ny = info.ny = int(dims[1]);
+  info.stored_nx = info.nx = int(dims[2]);
+  if (crop.size > 0) set_crop_window(info, crop);
 
   std::string const trans = find_first(f, {k_translation, k_data_translation});
   PTYKO_REQUIRE(!trans.empty(), path, ": no scan positions: neither ", k_translation, " nor ",
@@ -272,8 +297,9 @@ CxiInfo cxi_inspect(std::string const& path) {
   info.has_mask = h5::exists(f, k_mask);
   if (info.has_mask) {
     auto const mdims = h5::shape(f, k_mask);
-    PTYKO_REQUIRE(is_frame_shaped(mdims, info.ny, info.nx), path, ": mask ", k_mask, " is ",
-                  frame_size(mdims), " but frames are ", info.ny, "x", info.nx, ": they must match");
+    PTYKO_REQUIRE(is_frame_shaped(mdims, info.stored_ny, info.stored_nx), path, ": mask ", k_mask, " is ",
+                  frame_size(mdims), " but frames are ", info.stored_ny, "x", info.stored_nx,
+                  ": they must match");
   }
   // The probe guess is optional input (a run may take it from elsewhere):
   // its shape is checked by cxi_read_illumination.
@@ -310,8 +336,8 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
   }
   auto f = h5::File::open_read(info.path);
   auto const dims = h5::shape(f, info.data_path);
-  PTYKO_REQUIRE(dims.size() == 3 && dims[0] == info.frames && dims[1] == std::size_t(info.ny) &&
-                    dims[2] == std::size_t(info.nx),
+  PTYKO_REQUIRE(dims.size() == 3 && dims[0] == info.frames && dims[1] == std::size_t(info.stored_ny) &&
+                    dims[2] == std::size_t(info.stored_nx),
                 info.path, ": ", info.data_path, " is now ", shape_string(dims),
                 ": the file changed since it was inspected");
   std::size_t const pixels = std::size_t(info.ny) * std::size_t(info.nx);
@@ -319,7 +345,10 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
                            "read fewer frames per process (run on more MPI ranks or nodes)");
   HostFrames frames(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("ptyko::cxi::frames")), indices.size(),
                     info.ny, info.nx);
-  h5::read_rows(f, info.data_path, indices, frames.data());
+  h5::RowWindow window;  // the whole frames unless cropped (then only the window is read)
+  if (info.cropped())
+    window = {std::size_t(info.window_y), std::size_t(info.window_x), std::size_t(info.ny), std::size_t(info.nx)};
+  h5::read_rows(f, info.data_path, indices, frames.data(), window);
 
   // Bad pixels often hold NaN, -1 or the type's maximum: they are zeroed
   // (so that no NaN reaches the solvers, where NaN * 0 is still NaN) and
@@ -360,8 +389,8 @@ HostComplex3 cxi_read_illumination(CxiInfo const& info) {
   if (dims.size() == 2 || dims.size() == 3) {
     auto const e = stack_extents(dims);
     PTYKO_REQUIRE(e[1] == std::size_t(info.ny) && e[2] == std::size_t(info.nx), info.path,
-                  ": probe guess is ", e[1], "x", e[2], " but frames are ", info.ny, "x", info.nx, " (",
-                  k_illumination, "): they must match");
+                  ": probe guess is ", e[1], "x", e[2], " but frames are ", info.ny, "x", info.nx,
+                  info.cropped() ? " after the crop" : "", " (", k_illumination, "): they must match");
   }
   return read_complex_stack(f, k_illumination, "probe guess", "ptyko::cxi::illumination");
 }

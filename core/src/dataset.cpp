@@ -15,9 +15,7 @@ namespace ptyko {
 
 ScanLayout read_scan_layout(std::string const& path, LoadOptions const& options) {
   ScanLayout layout;
-  layout.info = cxi_inspect(path);
-  PTYKO_REQUIRE(layout.info.ny == layout.info.nx, path, ": frames are ", layout.info.ny, " x ",
-                layout.info.nx, " pixels: ptyko needs square frames (crop them to a square around the centre)");
+  layout.info = cxi_inspect(path, options.crop);  // square frames (or a square crop of them)
   layout.geometry = layout.info.geometry();
   auto positions_m = probe_positions_from_translations(cxi_read_translations(layout.info), options.convention);
   PTYKO_REQUIRE(positions_m.size() == layout.info.frames, path, ": ", positions_m.size(),

@@ -579,7 +579,8 @@ double read_scalar_attribute(File const& f, std::string const& object_path, std:
   return v;
 }
 
-void read_rows(File const& f, std::string const& path, std::vector<std::size_t> const& rows, float* out) {
+void read_rows(File const& f, std::string const& path, std::vector<std::size_t> const& rows, float* out,
+               RowWindow const& window) {
   Handle ds = open_dataset(f, path);
   Handle fspace(H5Dget_space(ds));
   auto const d = extents(fspace);
@@ -587,7 +588,10 @@ void read_rows(File const& f, std::string const& path, std::vector<std::size_t> 
   for (auto r : rows) {
     PTYKO_REQUIRE(r < d[0], f.name(), ": ", path, ": row ", r, " is out of range (", d[0], " rows)");
   }
-  std::size_t const row = count(d, 1);
+  bool const windowed = window.height > 0;
+  PTYKO_ASSERT(!windowed || (d.size() == 3 && window.y + window.height <= d[1] && window.x + window.width <= d[2]),
+               "read_rows: window outside the rows of ", path);
+  std::size_t const row = windowed ? window.height * window.width : count(d, 1);
   if (rows.empty() || row == 0) return;
 
   // The distinct rows in file order, and for each the places they go in `out`.
@@ -615,6 +619,12 @@ void read_rows(File const& f, std::string const& path, std::vector<std::size_t> 
   std::size_t const max_rows = std::max<std::size_t>(1, (std::size_t(64) << 20) / (row * sizeof(float)));
   std::vector<float> staging;
   std::vector<hsize_t> start(d.size(), 0), block = to_hsize(d);
+  if (windowed) {
+    start[1] = window.y;
+    start[2] = window.x;
+    block[1] = window.height;
+    block[2] = window.width;
+  }
   std::size_t b = 0;
   while (b < unique.size()) {
     std::size_t e = b + 1;

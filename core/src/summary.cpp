@@ -12,9 +12,9 @@
 
 namespace ptyko {
 
-DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& conv) {
+DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& conv, FrameCrop const& crop) {
   DatasetSummary s;
-  s.info = cxi_inspect(path);
+  s.info = cxi_inspect(path, crop);
   CxiInfo const& info = s.info;
   int const D = info.ny;
   try {
@@ -32,7 +32,7 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
   // Frames in chunks: counts per frame.
   s.counts_min = std::numeric_limits<double>::infinity();
   std::size_t const chunk = 256;
-  double total = 0;
+  double total = 0, moment_y = 0, moment_x = 0;
   for (std::size_t first = 0; first < info.frames; first += chunk) {
     std::size_t const n = std::min(chunk, info.frames - first);
     std::vector<std::size_t> idx(n);
@@ -45,6 +45,8 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
           if (!mask(y, x)) continue;
           double const v = frames(f, y, x);
           counts += v;
+          moment_y += v * (info.window_y + y);
+          moment_x += v * (info.window_x + x);
           s.max_pixel = std::max(s.max_pixel, v);
         }
       s.counts_min = std::min(s.counts_min, counts);
@@ -54,6 +56,8 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
     }
   }
   s.counts_mean = total / double(info.frames);
+  s.centroid_y = moment_y / total;  // NaN without counts
+  s.centroid_x = moment_x / total;
 
   if (!s.geometry_ok) return s;
   auto positions_m = probe_positions_from_translations(cxi_read_translations(info), conv);
@@ -88,9 +92,15 @@ std::string format_summary(DatasetSummary const& s) {
   std::string out;
   auto line = [&](std::string const& k, std::string const& v) { out += fmt::format("  {:<22} {}\n", k, v); };
   out += fmt::format("{}\n", i.path);
-  line("frames", fmt::format("{} of {} x {} pixels ({}, at {})", i.frames, i.ny, i.nx, i.data_type, i.data_path));
+  line("frames", fmt::format("{} of {} x {} pixels ({}, at {})", i.frames, i.stored_ny, i.stored_nx, i.data_type,
+                             i.data_path));
+  if (i.cropped())
+    line("crop", fmt::format("{} x {} pixels from row {}, column {} (beam at {}, {}); everything below describes them",
+                             i.ny, i.nx, i.window_y, i.window_x, i.window_y + i.ny / 2, i.window_x + i.nx / 2));
   line("counts per frame", fmt::format("mean {:.4g}, min {:.4g}, max {:.4g}", s.counts_mean, s.counts_min, s.counts_max));
   line("brightest pixel", fmt::format("{:.6g}", s.max_pixel));
+  line("intensity centre", fmt::format("(y, x) = ({:.1f}, {:.1f}) of the stored frames (their centre: {}, {})",
+                                       s.centroid_y, s.centroid_x, i.stored_ny / 2, i.stored_nx / 2));
   if (s.empty_frames) line("empty frames", fmt::format("{}", s.empty_frames));
   line("mask", fmt::format("{:.2f} % of pixels measured{}", 100 * s.mask_coverage, i.has_mask ? "" : " (no mask in file)"));
   if (!s.geometry_ok) {

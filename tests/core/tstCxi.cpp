@@ -401,7 +401,7 @@ TEST_F(Cxi, WrongShapes) {
 
   auto const oblong = file("oblong.cxi");
   write_shaped(oblong, {3, 8, 10}, {3, 3});
-  expect_user_error([&] { cxi_inspect(oblong); }, oblong, {"8x10", "square"});
+  expect_user_error([&] { cxi_inspect(oblong); }, oblong, {"8x10", "square", "--crop"});
 
   auto const mismatch = file("mismatch.cxi");
   write_shaped(mismatch, {5, 8, 8}, {4, 3});
@@ -414,6 +414,69 @@ TEST_F(Cxi, WrongShapes) {
   auto const bad_trans = file("bad_trans.cxi");
   write_shaped(bad_trans, {5, 8, 8}, {5, 4});
   expect_user_error([&] { cxi_inspect(bad_trans); }, bad_trans, {k_translation, "(5, 4)", "(N, 3)"});
+}
+
+// Oblong frames (3 of 10 x 14, every value naming its frame, row and
+// column) read through a 6 x 6 crop around the beam at (4, 9): rows 1-6,
+// columns 6-11, frames and mask alike, and the geometry of 6-pixel frames.
+// Without a centre the window sits around the frames' centre (5, 7). A
+// crop larger than the frames or leaving them is refused.
+TEST_F(Cxi, CropReadsTheWindowAroundTheBeam) {
+  std::size_t const n = 3, ny = 10, nx = 14;
+  std::vector<float> frames(n * ny * nx);
+  for (std::size_t k = 0; k < frames.size(); ++k) frames[k] = float(1000 * (k / (ny * nx)) + 20 * ((k / nx) % ny) + k % nx);
+  std::vector<std::uint8_t> mask(ny * nx, 0);
+  mask[2 * nx + 7] = 1;  // bad, inside the window at (1, 1)
+  mask[0] = 1;           // bad, outside
+  std::vector<double> trans(n * 3, 0.0);
+  auto const path = file("oblong.cxi");
+  {
+    auto f = h5::File::create(path);
+    h5::write(f, k_detector_data, frames.data(), {n, ny, nx}, {}, "uint16");
+    h5::soft_link(f, k_detector_data, k_data);
+    h5::write(f, k_translation, trans.data(), {n, 3});
+    h5::write_scalar(f, k_energy, 1.2817e-15);
+    h5::write_scalar(f, k_distance, 3.0);
+    h5::write_scalar(f, k_pixel_x, 75e-6);
+    h5::write(f, k_mask, mask.data(), {ny, nx});
+    f.close();
+  }
+  FrameCrop crop;
+  crop.size = 6;
+  crop.centre_y = 4;
+  crop.centre_x = 9;
+  CxiInfo const info = cxi_inspect(path, crop);
+  EXPECT_TRUE(info.cropped());
+  EXPECT_EQ(info.ny, 6);
+  EXPECT_EQ(info.nx, 6);
+  EXPECT_EQ(info.stored_ny, 10);
+  EXPECT_EQ(info.stored_nx, 14);
+  EXPECT_EQ(info.geometry().detector_size, 6);
+  HostFrames const read = cxi_read_frames(info, {2, 0});
+  HostMask const m = cxi_read_mask(info);
+  ASSERT_EQ(read.extent(1), 6u);
+  ASSERT_EQ(read.extent(2), 6u);
+  for (int y = 0; y < 6; ++y)
+    for (int x = 0; x < 6; ++x) {
+      bool const bad = y == 1 && x == 1;
+      EXPECT_EQ(m(y, x), bad ? 0 : 1) << y << ", " << x;
+      EXPECT_EQ(read(0, y, x), bad ? 0.f : float(2000 + 20 * (y + 1) + x + 6)) << y << ", " << x;
+      EXPECT_EQ(read(1, y, x), bad ? 0.f : float(20 * (y + 1) + x + 6)) << y << ", " << x;
+    }
+
+  FrameCrop centred;
+  centred.size = 4;
+  CxiInfo const c = cxi_inspect(path, centred);
+  EXPECT_EQ(c.window_y, 3);  // centre (5, 7) at window pixel (2, 2)
+  EXPECT_EQ(c.window_x, 5);
+  EXPECT_EQ(cxi_read_frames(c, {1})(0, 2, 2), float(1000 + 20 * 5 + 7));
+
+  FrameCrop large;
+  large.size = 12;
+  expect_user_error([&] { cxi_inspect(path, large); }, path, {"--crop 12", "10x14", "at most 10"});
+  FrameCrop outside = crop;
+  outside.centre_y = 1;
+  expect_user_error([&] { cxi_inspect(path, outside); }, path, {"(y, x) = (1, 9)", "leaves", "rows -2 to 3"});
 }
 
 TEST_F(Cxi, NonFiniteAndNegativeIntensities) {

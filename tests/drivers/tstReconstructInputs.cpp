@@ -143,6 +143,20 @@ TEST_F(Inputs, ProbeGuessOfWrongSize) {
   expect_rejected(args("guess.cxi"), {"guess.cxi", "probe guess is 8x8", "16x16", k_illumination});
 }
 
+// Frames that are not square need a square window (--crop); the window
+// must lie inside the frames; a centre needs a window.
+TEST_F(Inputs, OblongFramesNameCrop) {
+  auto t = simulated();
+  t.data_dims = {t.n, t.d / 2, 2 * t.d};
+  t.write(file("oblong.cxi"));
+  expect_rejected(args("oblong.cxi"), {"oblong.cxi", "8x32", "square", "--crop"});
+  expect_rejected(args("oblong.cxi", {"--crop", "12"}), {"oblong.cxi", "--crop 12", "at most 8"});
+  expect_rejected(args("oblong.cxi", {"--crop", "8", "--crop-centre-x", "2"}),
+                  {"oblong.cxi", "(y, x) = (4, 2)", "leaves", "columns -2 to 5"});
+  expect_rejected(args("oblong.cxi", {"--crop-centre-y", "4"}), {"--crop-centre-y/-x", "--crop N"});
+  expect_rejected(args("oblong.cxi", {"--crop", "-1"}), {"--crop", ">= 0"});
+}
+
 TEST_F(Inputs, PositionsNaN) {
   auto t = simulated();
   t.translations[3 * 5 + 1] = std::nan("");

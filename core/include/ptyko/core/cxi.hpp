@@ -25,13 +25,25 @@ using HostMask = Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, Kokkos::HostS
 using HostComplex2 = Kokkos::View<Complex<double>**, Kokkos::LayoutRight, Kokkos::HostSpace>;
 using HostComplex3 = Kokkos::View<Complex<double>***, Kokkos::LayoutRight, Kokkos::HostSpace>;
 
+/// A square window of the stored frames to work with: detectors are often
+/// larger than the useful far field, or not square. The window's centre
+/// pixel (size / 2, size / 2) is the stored pixel (centre_y, centre_x), the
+/// zero spatial frequency (the direct beam), which CXI files keep at
+/// (ny / 2, nx / 2) of the stored frames: the default.
+struct FrameCrop {
+  int size = 0;                     ///< 0: the whole frames (which must then be square)
+  std::optional<int> centre_y, centre_x;  ///< stored pixels; absent: ny / 2, nx / 2
+};
+
 /// What a CXI file holds, read without loading the frames.
 struct CxiInfo {
   std::string path;
   std::string data_path;        ///< resolved path of the intensities (soft links followed)
   std::string translation_path; ///< resolved path of the (N, 3) translations
   std::size_t frames = 0;       ///< N
-  int ny = 0, nx = 0;           ///< frame shape
+  int ny = 0, nx = 0;           ///< frame shape as read: the crop window's when cropped
+  int stored_ny = 0, stored_nx = 0;  ///< frame shape in the file
+  int window_y = 0, window_x = 0;    ///< first stored pixel of the window
   std::string data_type;        ///< "uint16", "int32", "float32", ...
   std::optional<double> energy_joule, wavelength_m, distance_m, pixel_size_x_m, pixel_size_y_m;
   bool has_mask = false;
@@ -43,6 +55,8 @@ struct CxiInfo {
   /// only one is given. Throws UserError naming the missing/invalid entry,
   /// also for an energy too large to be in joules (a file holding eV).
   Geometry geometry() const;
+  /// True when the frames are read through a window smaller than stored.
+  bool cropped() const { return ny != stored_ny || nx != stored_nx; }
 };
 
 /// Inspects `path`: checks it is HDF5 with the CXI data and translation
@@ -50,7 +64,10 @@ struct CxiInfo {
 /// repeated value) and a mask of the frames' shape. Throws UserError
 /// otherwise. Geometry is checked by CxiInfo::geometry(), the probe guess by
 /// cxi_read_illumination (both may come from elsewhere).
-CxiInfo cxi_inspect(std::string const& path);
+/// With a `crop`, the frames (and the mask) are read through its window,
+/// which must lie inside the stored frames; without one, non-square frames
+/// are refused (the message names --crop).
+CxiInfo cxi_inspect(std::string const& path, FrameCrop const& crop = {});
 
 /// Translations (N rows of x, y, z in metres) as stored: the sample's
 /// translation relative to the beam. (3, N) files are transposed.

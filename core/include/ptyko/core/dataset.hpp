@@ -18,6 +18,7 @@ struct LoadOptions {
   PositionConvention convention;
   bool clip_negative = false;  ///< clamp negative intensities to 0 instead of refusing them
   int margin = 8;              ///< object pixels kept beyond the outermost patches
+  FrameCrop crop;              ///< the window of the stored frames to use (--crop)
 };
 
 /// What every rank knows about a scan.

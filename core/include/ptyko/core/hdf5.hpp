@@ -106,8 +106,13 @@ double read_scalar_attribute(File const& f, std::string const& object_path,
 /// rank >= 1, converted to float, into `out` (rows.size() * row size values),
 /// in the order given. Consecutive indices are read as one hyperslab block
 /// (one H5Dread per run: faster in HDF5 1.10 than a union of hyperslabs).
+/// With a `window` (rank-3 datasets), only that part of each row is read.
+struct RowWindow {
+  std::size_t y = 0, x = 0;           ///< first index along dimensions 1 and 2
+  std::size_t height = 0, width = 0;  ///< 0: the whole row
+};
 void read_rows(File const& f, std::string const& path, std::vector<std::size_t> const& rows,
-               float* out);
+               float* out, RowWindow const& window = {});
 
 struct WriteOptions {
   bool compress = true;  ///< deflate level 4 + shuffle on chunked datasets

@@ -18,6 +18,10 @@ struct DatasetSummary {
   double counts_mean = 0, counts_min = 0, counts_max = 0, max_pixel = 0;
   std::size_t empty_frames = 0;
   double mask_coverage = 1;  ///< fraction of detector pixels measured
+  /// Centre of intensity of all frames (measured pixels), stored (y, x)
+  /// pixels: where the beam is, for --crop-centre-y/-x (CXI files centre it
+  /// at (ny / 2, nx / 2)). NaN for files without counts.
+  double centroid_y = 0, centroid_x = 0;
   // Scan, in metres and object pixels (when the geometry is usable).
   double scan_extent_y_m = 0, scan_extent_x_m = 0;
   int object_height = 0, object_width = 0;
@@ -29,7 +33,8 @@ struct DatasetSummary {
 
 /// Reads `path` (all frames, in chunks) and computes the summary. Throws
 /// UserError for files that cannot be read as CXI at all.
-DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& conv = {});
+DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& conv = {},
+                             FrameCrop const& crop = {});
 
 /// Multi-line human-readable report.
 std::string format_summary(DatasetSummary const& s);
