@@ -48,8 +48,11 @@ void scale_values(ExecSpace const& space, Complex<T>* data, std::size_t n, T fac
       KOKKOS_LAMBDA(std::size_t i) { data[i] *= factor; });
 }
 
+/// The spaces whose transforms FFTW computes: those of host memory. (Not
+/// ptyko::is_host_space_v, which picks kernel forms and which a
+/// verification build may turn off for every space.)
 template <class ExecSpace>
-inline constexpr bool is_host_space_v =
+inline constexpr bool fftw_space_v =
     Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible &&
     std::is_same_v<typename ExecSpace::memory_space, Kokkos::HostSpace>;
 }  // namespace impl

@@ -25,9 +25,18 @@
 
 namespace ptyko {
 
-/// True for execution spaces that run on the host.
+/// True for execution spaces that run on the host: they get the host forms
+/// of the kernels (row spans, one position per work item, no atomics).
+/// Built with PTYKO_DEVICE_FORMS_ON_HOST (CMake Ptyko_DEVICE_FORMS_ON_HOST,
+/// for verification only) every space gets the device forms instead, so
+/// that a host build, with OpenMP threads, runs and tests the kernels a GPU
+/// runs (team policies, MDRanges, atomics) where no GPU is at hand.
 template <class ExecSpace>
+#ifdef PTYKO_DEVICE_FORMS_ON_HOST
+inline constexpr bool is_host_space_v = std::is_void_v<ExecSpace>;  // false, but dependent: if constexpr discards
+#else
 inline constexpr bool is_host_space_v = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+#endif
 
 /// Host code: asks the cache for the bytes [p, p + bytes), one software
 /// prefetch per 64-byte line, ahead of their use by a later row of the same

@@ -42,7 +42,7 @@ extern template class FftwPlans<float>;
 extern template class FftwPlans<double>;
 
 template <class T, class ExecSpace>
-class FFTBackend<T, ExecSpace, std::enable_if_t<is_host_space_v<ExecSpace>>> {
+class FFTBackend<T, ExecSpace, std::enable_if_t<fftw_space_v<ExecSpace>>> {
  public:
   FFTBackend(ExecSpace const& space, int max_frames, int ny, int nx, FFTPlanEffort effort)
       : m_plans(ny, nx, effort),
