@@ -26,6 +26,8 @@ void add_info(CLI::App& app, Action& action) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--crop-centre-y", crop->centre_y, "With --crop: row of the beam in the stored frames");
   cmd->add_option("--crop-centre-x", crop->centre_x, "With --crop: column of the beam in the stored frames");
+  cmd->add_option("--bin", crop->bin, "Describe the frames with B x B pixels summed into one")
+      ->check(CLI::PositiveNumber);
   cmd->callback([&action, path, conv, crop] {
     PTYKO_REQUIRE(crop->size > 0 || (!crop->centre_y && !crop->centre_x),
                   "--crop-centre-y/-x place the --crop window: give --crop N too");

@@ -248,7 +248,7 @@ class TruthScore {
     if (!log.root() || !layout.info.has_truth) return;
     m_truth = cxi_read_truth(layout.info);
     if (!m_truth) return;
-    if (layout.info.cropped()) {
+    if (layout.info.windowed()) {  // binning alone keeps the object pixel, hence the truth's grid
       log.warn("the file's truth belongs to its whole frames' grid, not to the --crop window's; no error against it "
                "is reported");
       m_truth.reset();
@@ -349,11 +349,11 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
     strategy = parallel::make_strategy<T, Exec>(cfg.strategy, comm, layout, sopts);
     auto const& dec = strategy->decomposition();
     check_object_memory(layout, dec, sizeof(T));
-    if (!layout.info.cropped())
+    if (!layout.info.resampled())
       guess = cxi_read_illumination(layout.info);
     else if (layout.info.illumination_modes > 0)
       log.warn(fmt::format("{}: the file's probe guess is sampled for its whole {} x {} frames, not for the {} x {} "
-                           "--crop window: starting from a computed probe instead",
+                           "frames --crop/--bin make of them: starting from a computed probe instead",
                            input, layout.info.stored_ny, layout.info.stored_nx, layout.info.ny, layout.info.nx));
     data = load_local_data<T, Exec>(space, layout, dec.frame_ids, dec.tile_y, dec.tile_x, dec.tile_height,
                                     dec.tile_width, cfg.load);

@@ -265,6 +265,9 @@ std::vector<OptionDef> const& options() {
     t.push_back(option("", "crop_centre_x", "--crop-centre-x",
         "With --crop: column of the beam in the stored frames (default: columns / 2)",
         [](RunConfig& c) -> auto& { return c.load.crop.centre_x; }, Flag::none, "515"));
+    t.push_back(option("", "bin", "--bin",
+        "Sum B x B detector pixels into one (after --crop, which B must divide; oversampled data)",
+        [](RunConfig& c) -> auto& { return c.load.crop.bin; }));
     // -- [solver]
     t.push_back(option("solver", "name", "--solver", "lsqml, rpie, epie, dm or raar",
         [](RunConfig& c) -> auto& { return c.solver.solver; }));
@@ -537,6 +540,7 @@ void finish_run_config(RunConfig& c) {
   PTYKO_REQUIRE(c.checkpoint_every >= 0, "--checkpoint-every must be >= 0, got ", c.checkpoint_every);
   PTYKO_REQUIRE(c.sync_every >= 1, "--sync-every must be >= 1, got ", c.sync_every);
   PTYKO_REQUIRE(c.load.crop.size >= 0, "--crop must be >= 0 pixels (0: no crop), got ", c.load.crop.size);
+  PTYKO_REQUIRE(c.load.crop.bin >= 1, "--bin must be >= 1 (1: no binning), got ", c.load.crop.bin);
   PTYKO_REQUIRE(c.load.crop.size > 0 || (!c.load.crop.centre_y && !c.load.crop.centre_x),
                 "--crop-centre-y/-x place the --crop window: give --crop N too");
   c.solver.batch_size = c.batch_size.value_or(0);

@@ -117,25 +117,50 @@ std::string frame_size(std::vector<std::size_t> const& dims) {
 }
 
 // Makes `info` read the crop's window of its stored frames (stored_ny x
-// stored_nx): the window's centre pixel (size / 2) is the crop's centre.
+// stored_nx), binned: the window's centre pixel (size / 2) is the crop's
+// centre. Without a size the window is the whole (square) frames.
 void set_crop_window(CxiInfo& info, FrameCrop const& crop) {
-  int const n = crop.size;
+  int const n = crop.size > 0 ? crop.size : info.stored_ny;
+  int const b = crop.bin;
   PTYKO_REQUIRE(n <= info.stored_ny && n <= info.stored_nx, info.path, ": --crop ", n, " is larger than the ",
                 info.stored_ny, "x", info.stored_nx, " frames: give at most ", std::min(info.stored_ny, info.stored_nx));
+  PTYKO_REQUIRE(b >= 1 && n % b == 0, info.path, ": --bin ", b, " does not divide the ", n, "-pixel ",
+                crop.size > 0 ? "crop" : "frames", ": give a --crop that is a multiple of ", b);
   int const cy = crop.centre_y.value_or(info.stored_ny / 2), cx = crop.centre_x.value_or(info.stored_nx / 2);
   int const y0 = cy - n / 2, x0 = cx - n / 2;
   PTYKO_REQUIRE(y0 >= 0 && x0 >= 0 && y0 + n <= info.stored_ny && x0 + n <= info.stored_nx, info.path,
                 ": the ", n, "x", n, " crop around the beam at (y, x) = (", cy, ", ", cx, ") leaves the ",
                 info.stored_ny, "x", info.stored_nx, " frames (rows ", y0, " to ", y0 + n - 1, ", columns ", x0,
                 " to ", x0 + n - 1, "): give a smaller --crop or a centre (--crop-centre-y/-x) further inside");
-  info.ny = info.nx = n;
+  info.ny = info.nx = n / b;
+  info.bin = b;
   info.window_y = y0;
   info.window_x = x0;
 }
 
-// The detector mask as 1 = measured, from CXI's nonzero = bad.
-HostMask read_mask(h5::File const& f, CxiInfo const& info) {
-  HostMask mask(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("ptyko::cxi::mask")), info.ny, info.nx);
+// Sums bin x bin blocks of each of the n (ny bin) x (nx bin) images in
+// `fine` into (ny, nx) images in `coarse`.
+template <class T, class Out>
+void bin_images(T const* fine, std::size_t n, int ny, int nx, int bin, Out* coarse) {
+  std::size_t const fine_nx = std::size_t(nx) * bin;
+  for (std::size_t k = 0; k < n; ++k) {
+    T const* f = fine + k * std::size_t(ny) * bin * fine_nx;
+    Out* c = coarse + k * std::size_t(ny) * nx;
+    for (int y = 0; y < ny; ++y)
+      for (int x = 0; x < nx; ++x) {
+        Out sum = 0;
+        for (int i = 0; i < bin; ++i)
+          for (int j = 0; j < bin; ++j) sum += Out(f[(std::size_t(y) * bin + i) * fine_nx + std::size_t(x) * bin + j]);
+        c[std::size_t(y) * nx + x] = sum;
+      }
+  }
+}
+
+// The detector mask of the window (before binning: ny bin x nx bin) as
+// 1 = measured, from CXI's nonzero = bad.
+HostMask read_window_mask(h5::File const& f, CxiInfo const& info) {
+  int const wy = info.ny * info.bin, wx = info.nx * info.bin;
+  HostMask mask(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("ptyko::cxi::mask")), wy, wx);
   if (!h5::exists(f, k_mask)) {
     Kokkos::deep_copy(mask, std::uint8_t(1));
     return mask;
@@ -150,11 +175,25 @@ HostMask read_mask(h5::File const& f, CxiInfo const& info) {
   // values of signed masks nonzero, and NaN in a float mask counts as bad.
   // A small (detector-sized) array: read whole, then the crop window kept.
   auto const v = h5::read<double>(f, k_mask);
-  for (int y = 0; y < info.ny; ++y)
-    for (int x = 0; x < info.nx; ++x)
+  for (int y = 0; y < wy; ++y)
+    for (int x = 0; x < wx; ++x)
       mask(y, x) = v[std::size_t(info.window_y + y) * std::size_t(info.stored_nx) + std::size_t(info.window_x + x)] == 0
                        ? 1
                        : 0;
+  return mask;
+}
+
+// The mask of the frames as read: a binned pixel is measured when all of
+// its stored pixels are (a sum with a bad pixel in it is no measurement).
+HostMask read_mask(h5::File const& f, CxiInfo const& info) {
+  HostMask fine = read_window_mask(f, info);
+  if (info.bin == 1) return fine;
+  HostMask mask(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("ptyko::cxi::mask")), info.ny, info.nx);
+  std::vector<int> bad(std::size_t(info.ny) * info.nx);
+  std::vector<int> fine_bad(fine.span());
+  for (std::size_t k = 0; k < fine.span(); ++k) fine_bad[k] = fine.data()[k] == 0;
+  bin_images(fine_bad.data(), 1, info.ny, info.nx, info.bin, bad.data());
+  for (std::size_t k = 0; k < bad.size(); ++k) mask.data()[k] = bad[k] == 0 ? 1 : 0;
   return mask;
 }
 
@@ -246,6 +285,9 @@ Geometry CxiInfo::geometry() const {
   PTYKO_REQUIRE(g.pixel_size_x_m > 0 && g.pixel_size_y_m > 0, path, ": detector pixel size (", k_pixel_y,
                 ", ", k_pixel_x, ") is ", g.pixel_size_y_m, " x ", g.pixel_size_x_m,
                 " m: both must be positive sizes in metres");
+  // Binned frames have pixels bin times larger (the object pixel stays).
+  g.pixel_size_x_m *= bin;
+  g.pixel_size_y_m *= bin;
   g.detector_size = nx;
   g.validate(path.c_str());
   return g;
@@ -278,7 +320,7 @@ CxiInfo cxi_inspect(std::string const& path, FrameCrop const& crop) {
   info.frames = dims[0];
   info.stored_ny = info.ny = int(dims[1]);
   info.stored_nx = info.nx = int(dims[2]);
-  if (crop.size > 0) set_crop_window(info, crop);
+  if (crop.size > 0 || crop.bin != 1) set_crop_window(info, crop);
 
   std::string const trans = find_first(f, {k_translation, k_data_translation});
   PTYKO_REQUIRE(!trans.empty(), path, ": no scan positions: neither ", k_translation, " nor ",
@@ -340,20 +382,22 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
                     dims[2] == std::size_t(info.stored_nx),
                 info.path, ": ", info.data_path, " is now ", shape_string(dims),
                 ": the file changed since it was inspected");
-  std::size_t const pixels = std::size_t(info.ny) * std::size_t(info.nx);
+  // The window's stored pixels, read as they are, checked, then binned.
+  int const wy = info.ny * info.bin, wx = info.nx * info.bin;
+  std::size_t const pixels = std::size_t(wy) * std::size_t(wx);
   h5::check_fits_in_memory(f, info.data_path, double(indices.size()) * double(pixels) * sizeof(float),
                            "read fewer frames per process (run on more MPI ranks or nodes)");
   HostFrames frames(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("ptyko::cxi::frames")), indices.size(),
-                    info.ny, info.nx);
+                    wy, wx);
   h5::RowWindow window;  // the whole frames unless cropped (then only the window is read)
-  if (info.cropped())
-    window = {std::size_t(info.window_y), std::size_t(info.window_x), std::size_t(info.ny), std::size_t(info.nx)};
+  if (info.windowed())
+    window = {std::size_t(info.window_y), std::size_t(info.window_x), std::size_t(wy), std::size_t(wx)};
   h5::read_rows(f, info.data_path, indices, frames.data(), window);
 
   // Bad pixels often hold NaN, -1 or the type's maximum: they are zeroed
   // (so that no NaN reaches the solvers, where NaN * 0 is still NaN) and
-  // not checked.
-  HostMask const mask = read_mask(f, info);
+  // not checked. Pixels are named in stored coordinates.
+  HostMask const mask = read_window_mask(f, info);
   for (std::size_t k = 0; k < indices.size(); ++k) {
     float* frame = frames.data() + k * pixels;
     for (std::size_t p = 0; p < pixels; ++p) {
@@ -363,17 +407,26 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
         continue;
       }
       if (v >= 0 && v <= std::numeric_limits<float>::max()) continue;  // the common case
+      std::size_t const y = info.window_y + p / wx, x = info.window_x + p % wx;
       PTYKO_REQUIRE(std::isfinite(v), info.path, ": frame ", indices[k], " of ", info.data_path, " has ",
-                    std::isnan(v) ? "a NaN" : "an infinite", " intensity at pixel (y, x) = (", p / info.nx,
-                    ", ", p % info.nx, "): fix the data or mark the pixel bad in ", k_mask);
+                    std::isnan(v) ? "a NaN" : "an infinite", " intensity at pixel (y, x) = (", y, ", ", x,
+                    "): fix the data or mark the pixel bad in ", k_mask);
       PTYKO_REQUIRE(clip_negative, info.path, ": frame ", indices[k], " of ", info.data_path,
-                    " has a negative intensity (", v, ") at pixel (y, x) = (", p / info.nx, ", ",
-                    p % info.nx, "): intensities must be >= 0; use --clip-negative to set negative "
-                    "values to zero");
+                    " has a negative intensity (", v, ") at pixel (y, x) = (", y, ", ", x,
+                    "): intensities must be >= 0; use --clip-negative to set negative values to zero");
       v = 0;
     }
   }
-  return frames;
+  if (info.bin == 1) return frames;
+  HostFrames binned(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("ptyko::cxi::frames")),
+                    indices.size(), info.ny, info.nx);
+  bin_images(frames.data(), indices.size(), info.ny, info.nx, info.bin, binned.data());
+  // A binned pixel with a bad stored pixel is bad (read_mask): zero, like every bad pixel.
+  HostMask const coarse = read_mask(f, info);
+  for (std::size_t k = 0; k < indices.size(); ++k)
+    for (std::size_t p = 0; p < coarse.span(); ++p)
+      if (coarse.data()[p] == 0) binned.data()[k * coarse.span() + p] = 0;
+  return binned;
 }
 
 HostMask cxi_read_mask(CxiInfo const& info) {
@@ -390,7 +443,7 @@ HostComplex3 cxi_read_illumination(CxiInfo const& info) {
     auto const e = stack_extents(dims);
     PTYKO_REQUIRE(e[1] == std::size_t(info.ny) && e[2] == std::size_t(info.nx), info.path,
                   ": probe guess is ", e[1], "x", e[2], " but frames are ", info.ny, "x", info.nx,
-                  info.cropped() ? " after the crop" : "", " (", k_illumination, "): they must match");
+                  info.resampled() ? " after --crop/--bin" : "", " (", k_illumination, "): they must match");
   }
   return read_complex_stack(f, k_illumination, "probe guess", "ptyko::cxi::illumination");
 }

@@ -45,8 +45,9 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
           if (!mask(y, x)) continue;
           double const v = frames(f, y, x);
           counts += v;
-          moment_y += v * (info.window_y + y);
-          moment_x += v * (info.window_x + x);
+          // The centre of the (binned) pixel, in stored pixels.
+          moment_y += v * (info.window_y + info.bin * y + 0.5 * (info.bin - 1));
+          moment_x += v * (info.window_x + info.bin * x + 0.5 * (info.bin - 1));
           s.max_pixel = std::max(s.max_pixel, v);
         }
       s.counts_min = std::min(s.counts_min, counts);
@@ -94,9 +95,13 @@ std::string format_summary(DatasetSummary const& s) {
   out += fmt::format("{}\n", i.path);
   line("frames", fmt::format("{} of {} x {} pixels ({}, at {})", i.frames, i.stored_ny, i.stored_nx, i.data_type,
                              i.data_path));
-  if (i.cropped())
-    line("crop", fmt::format("{} x {} pixels from row {}, column {} (beam at {}, {}); everything below describes them",
-                             i.ny, i.nx, i.window_y, i.window_x, i.window_y + i.ny / 2, i.window_x + i.nx / 2));
+  if (i.resampled()) {
+    int const wy = i.ny * i.bin, wx = i.nx * i.bin;
+    line("crop", fmt::format("{} x {} pixels from row {}, column {} (beam at {}, {}){}; everything below describes {}",
+                             wy, wx, i.window_y, i.window_x, i.window_y + wy / 2, i.window_x + wx / 2,
+                             i.bin > 1 ? fmt::format(", binned {} x {} into {} x {}", i.bin, i.bin, i.ny, i.nx) : "",
+                             i.bin > 1 ? "the binned frames" : "them"));
+  }
   line("counts per frame", fmt::format("mean {:.4g}, min {:.4g}, max {:.4g}", s.counts_mean, s.counts_min, s.counts_max));
   line("brightest pixel", fmt::format("{:.6g}", s.max_pixel));
   line("intensity centre", fmt::format("(y, x) = ({:.1f}, {:.1f}) of the stored frames (their centre: {}, {})",

@@ -446,7 +446,8 @@ TEST_F(Cxi, CropReadsTheWindowAroundTheBeam) {
   crop.centre_y = 4;
   crop.centre_x = 9;
   CxiInfo const info = cxi_inspect(path, crop);
-  EXPECT_TRUE(info.cropped());
+  EXPECT_TRUE(info.resampled());
+  EXPECT_TRUE(info.windowed());
   EXPECT_EQ(info.ny, 6);
   EXPECT_EQ(info.nx, 6);
   EXPECT_EQ(info.stored_ny, 10);
@@ -477,6 +478,62 @@ TEST_F(Cxi, CropReadsTheWindowAroundTheBeam) {
   FrameCrop outside = crop;
   outside.centre_y = 1;
   expect_user_error([&] { cxi_inspect(path, outside); }, path, {"(y, x) = (1, 9)", "leaves", "rows -2 to 3"});
+}
+
+// Binning: 8 x 12 frames (values naming frame, row and column), the 6 x 6
+// window around (4, 6) (rows 1-6, columns 3-8) binned 2 x 2 into 3 x 3
+// frames of 2x larger pixels. A bad stored pixel, (3, 6), makes its binned
+// pixel bad and zero. A bin that does not divide the window is refused.
+TEST_F(Cxi, BinSumsBlocksAndMarksBinsWithABadPixelBad) {
+  std::size_t const n = 2, ny = 8, nx = 12;
+  auto stored = [&](std::size_t f, std::size_t y, std::size_t x) { return float(1000 * f + 20 * y + x); };
+  std::vector<float> frames(n * ny * nx);
+  for (std::size_t f = 0; f < n; ++f)
+    for (std::size_t y = 0; y < ny; ++y)
+      for (std::size_t x = 0; x < nx; ++x) frames[(f * ny + y) * nx + x] = stored(f, y, x);
+  std::vector<std::uint8_t> mask(ny * nx, 0);
+  mask[3 * nx + 6] = 1;
+  std::vector<double> trans(n * 3, 0.0);
+  auto const path = file("fine.cxi");
+  {
+    auto f = h5::File::create(path);
+    h5::write(f, k_detector_data, frames.data(), {n, ny, nx}, {}, "uint16");
+    h5::soft_link(f, k_detector_data, k_data);
+    h5::write(f, k_translation, trans.data(), {n, 3});
+    h5::write_scalar(f, k_energy, 1.2817e-15);
+    h5::write_scalar(f, k_distance, 3.0);
+    h5::write_scalar(f, k_pixel_x, 75e-6);
+    h5::write(f, k_mask, mask.data(), {ny, nx});
+    f.close();
+  }
+  FrameCrop crop;
+  crop.size = 6;
+  crop.centre_y = 4;
+  crop.centre_x = 6;
+  crop.bin = 2;
+  CxiInfo const info = cxi_inspect(path, crop);
+  EXPECT_EQ(info.ny, 3);
+  EXPECT_EQ(info.nx, 3);
+  EXPECT_EQ(info.bin, 2);
+  Geometry const g = info.geometry();
+  EXPECT_EQ(g.detector_size, 3);
+  EXPECT_EQ(g.pixel_size_x_m, 150e-6);
+  EXPECT_DOUBLE_EQ(g.object_pixel_size_x(), cxi_inspect(path, FrameCrop{6, 4, 6, 1}).geometry().object_pixel_size_x());
+  HostFrames const read = cxi_read_frames(info, {1, 0});
+  HostMask const m = cxi_read_mask(info);
+  for (std::size_t f = 0; f < n; ++f)
+    for (int y = 0; y < 3; ++y)
+      for (int x = 0; x < 3; ++x) {
+        bool const bad = y == 1 && x == 1;  // stored rows 3-4, columns 5-6
+        float sum = 0;
+        for (int i = 0; i < 2; ++i)
+          for (int j = 0; j < 2; ++j) sum += stored(1 - f, 1 + 2 * y + i, 3 + 2 * x + j);
+        EXPECT_EQ(m(y, x), bad ? 0 : 1) << y << ", " << x;
+        EXPECT_EQ(read(f, y, x), bad ? 0.f : sum) << f << ": " << y << ", " << x;
+      }
+  FrameCrop odd = crop;
+  odd.bin = 4;
+  expect_user_error([&] { cxi_inspect(path, odd); }, path, {"--bin 4", "6-pixel crop", "multiple of 4"});
 }
 
 TEST_F(Cxi, NonFiniteAndNegativeIntensities) {

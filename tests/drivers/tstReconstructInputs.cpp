@@ -155,6 +155,8 @@ TEST_F(Inputs, OblongFramesNameCrop) {
                   {"oblong.cxi", "(y, x) = (4, 2)", "leaves", "columns -2 to 5"});
   expect_rejected(args("oblong.cxi", {"--crop-centre-y", "4"}), {"--crop-centre-y/-x", "--crop N"});
   expect_rejected(args("oblong.cxi", {"--crop", "-1"}), {"--crop", ">= 0"});
+  expect_rejected(args("oblong.cxi", {"--crop", "8", "--bin", "3"}), {"oblong.cxi", "--bin 3", "8-pixel crop"});
+  expect_rejected(args("oblong.cxi", {"--bin", "0"}), {"--bin", ">= 1"});
 }
 
 TEST_F(Inputs, PositionsNaN) {

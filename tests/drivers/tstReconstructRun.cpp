@@ -223,6 +223,41 @@ TEST_F(Run, CropOfOblongFramesMatchesTheSquareFile) {
   EXPECT_TRUE(contains(whole, "intensity centre")) << whole;
 }
 
+// Oversampled data: every count of scan.cxi's 16 x 16 frames split over
+// 2 x 2 pixels half the size (q, q, q, v - 3q: integers, so the sums are
+// exact). --bin 2 gives scan.cxi's frames and geometry back, and the same
+// reconstruction bit for bit.
+TEST_F(Run, BinOfFinerFramesMatchesTheCoarseFile) {
+  TestCxi const coarse = simulated();
+  std::size_t const d = coarse.d, f2 = 2 * d;
+  TestCxi fine = coarse;
+  fine.d = f2;
+  fine.frames.assign(coarse.n * f2 * f2, 0.f);
+  for (std::size_t f = 0; f < coarse.n; ++f)
+    for (std::size_t y = 0; y < d; ++y)
+      for (std::size_t x = 0; x < d; ++x) {
+        float const v = coarse.frames[(f * d + y) * d + x];
+        ASSERT_EQ(v, std::floor(v));  // counts
+        float const q = std::floor(v / 4);
+        fine.at(f, 2 * y, 2 * x) = q;
+        fine.at(f, 2 * y, 2 * x + 1) = q;
+        fine.at(f, 2 * y + 1, 2 * x) = q;
+        fine.at(f, 2 * y + 1, 2 * x + 1) = v - 3 * q;
+      }
+  fine.pixel_size = *coarse.pixel_size / 2;
+  fine.write(file("fine.cxi"));
+  std::vector<std::string> const quick{"--epochs", "3", "-q", "--no-images"};
+  auto with = [](std::vector<std::string> a, std::vector<std::string> const& extra) {
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  ok(with({"reconstruct", "scan.cxi", "-o", "coarse.h5"}, quick));
+  ok(with({"reconstruct", "fine.cxi", "-o", "binned.h5", "--bin", "2"}, quick));
+  expect_same_result(file("binned.h5"), file("coarse.h5"), 0.0);
+  std::string const info = ok({"info", "fine.cxi", "--bin", "2"}).out;
+  EXPECT_TRUE(contains(info, "binned 2 x 2 into 16 x 16")) << info;
+}
+
 TEST_F(Run, ConfigurationIsPrintedAtStart) {
   auto const o = ok({"reconstruct", "scan.cxi", "-o", "out.h5", "--epochs", "1", "--no-images"});
   EXPECT_TRUE(contains(o.out, "configuration (TOML)"));

@@ -25,14 +25,18 @@ using HostMask = Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, Kokkos::HostS
 using HostComplex2 = Kokkos::View<Complex<double>**, Kokkos::LayoutRight, Kokkos::HostSpace>;
 using HostComplex3 = Kokkos::View<Complex<double>***, Kokkos::LayoutRight, Kokkos::HostSpace>;
 
-/// A square window of the stored frames to work with: detectors are often
-/// larger than the useful far field, or not square. The window's centre
-/// pixel (size / 2, size / 2) is the stored pixel (centre_y, centre_x), the
-/// zero spatial frequency (the direct beam), which CXI files keep at
-/// (ny / 2, nx / 2) of the stored frames: the default.
+/// The frames to work with, made from the stored ones: a square window
+/// (detectors are often larger than the useful far field, or not square),
+/// then bin x bin pixels summed into one (oversampled data: frames of
+/// size / bin pixels, each bin times larger; the object pixel stays
+/// lambda z / (size p)). The window's centre pixel (size / 2, size / 2) is
+/// the stored pixel (centre_y, centre_x), the zero spatial frequency (the
+/// direct beam), which CXI files keep at (ny / 2, nx / 2) of the stored
+/// frames: the default.
 struct FrameCrop {
   int size = 0;                     ///< 0: the whole frames (which must then be square)
   std::optional<int> centre_y, centre_x;  ///< stored pixels; absent: ny / 2, nx / 2
+  int bin = 1;                      ///< stored pixels per frame pixel along each axis; divides the size
 };
 
 /// What a CXI file holds, read without loading the frames.
@@ -41,9 +45,10 @@ struct CxiInfo {
   std::string data_path;        ///< resolved path of the intensities (soft links followed)
   std::string translation_path; ///< resolved path of the (N, 3) translations
   std::size_t frames = 0;       ///< N
-  int ny = 0, nx = 0;           ///< frame shape as read: the crop window's when cropped
+  int ny = 0, nx = 0;           ///< frame shape as read: the crop window's (binned) when cropped
   int stored_ny = 0, stored_nx = 0;  ///< frame shape in the file
   int window_y = 0, window_x = 0;    ///< first stored pixel of the window
+  int bin = 1;                       ///< stored pixels per frame pixel along each axis (window: ny * bin)
   std::string data_type;        ///< "uint16", "int32", "float32", ...
   std::optional<double> energy_joule, wavelength_m, distance_m, pixel_size_x_m, pixel_size_y_m;
   bool has_mask = false;
@@ -55,8 +60,12 @@ struct CxiInfo {
   /// only one is given. Throws UserError naming the missing/invalid entry,
   /// also for an energy too large to be in joules (a file holding eV).
   Geometry geometry() const;
-  /// True when the frames are read through a window smaller than stored.
-  bool cropped() const { return ny != stored_ny || nx != stored_nx; }
+  /// True when the frames as read are not the stored ones (a crop window,
+  /// binning): a probe guess in the file no longer fits them.
+  bool resampled() const { return bin > 1 || ny != stored_ny || nx != stored_nx; }
+  /// True when the window is smaller than the frames: the object pixel
+  /// (lambda z / (window p)) differs from the file's own.
+  bool windowed() const { return ny * bin != stored_ny || nx * bin != stored_nx; }
 };
 
 /// Inspects `path`: checks it is HDF5 with the CXI data and translation
@@ -65,8 +74,8 @@ struct CxiInfo {
 /// otherwise. Geometry is checked by CxiInfo::geometry(), the probe guess by
 /// cxi_read_illumination (both may come from elsewhere).
 /// With a `crop`, the frames (and the mask) are read through its window,
-/// which must lie inside the stored frames; without one, non-square frames
-/// are refused (the message names --crop).
+/// which must lie inside the stored frames, and binned; without a window,
+/// non-square frames are refused (the message names --crop).
 CxiInfo cxi_inspect(std::string const& path, FrameCrop const& crop = {});
 
 /// Translations (N rows of x, y, z in metres) as stored: the sample's
