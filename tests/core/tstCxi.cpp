@@ -10,6 +10,7 @@
 #include <test_files.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -416,6 +417,31 @@ TEST_F(Cxi, WrongShapes) {
   expect_user_error([&] { cxi_inspect(bad_trans); }, bad_trans, {k_translation, "(5, 4)", "(N, 3)"});
 }
 
+// Frame f's stored pixel (y, x) in the files of write_labelled_frames.
+float labelled(std::size_t f, std::size_t y, std::size_t x) { return float(1000 * f + 20 * y + x); }
+
+// n frames of ny x nx labelled pixels (uint16), zero translations, and a
+// mask marking the stored pixels `bad` (y, x) bad.
+void write_labelled_frames(std::string const& path, std::size_t n, std::size_t ny, std::size_t nx,
+                           std::vector<std::array<std::size_t, 2>> const& bad) {
+  std::vector<float> frames(n * ny * nx);
+  for (std::size_t f = 0; f < n; ++f)
+    for (std::size_t y = 0; y < ny; ++y)
+      for (std::size_t x = 0; x < nx; ++x) frames[(f * ny + y) * nx + x] = labelled(f, y, x);
+  std::vector<std::uint8_t> mask(ny * nx, 0);
+  for (auto const& p : bad) mask[p[0] * nx + p[1]] = 1;
+  std::vector<double> trans(n * 3, 0.0);
+  auto f = h5::File::create(path);
+  h5::write(f, k_detector_data, frames.data(), {n, ny, nx}, {}, "uint16");
+  h5::soft_link(f, k_detector_data, k_data);
+  h5::write(f, k_translation, trans.data(), {n, 3});
+  h5::write_scalar(f, k_energy, 1.2817e-15);
+  h5::write_scalar(f, k_distance, 3.0);
+  h5::write_scalar(f, k_pixel_x, 75e-6);
+  h5::write(f, k_mask, mask.data(), {ny, nx});
+  f.close();
+}
+
 // Oblong frames (3 of 10 x 14, every value naming its frame, row and
 // column) read through a 6 x 6 crop around the beam at (4, 9): rows 1-6,
 // columns 6-11, frames and mask alike, and the geometry of 6-pixel frames.
@@ -423,24 +449,8 @@ TEST_F(Cxi, WrongShapes) {
 // crop larger than the frames or leaving them is refused.
 TEST_F(Cxi, CropReadsTheWindowAroundTheBeam) {
   std::size_t const n = 3, ny = 10, nx = 14;
-  std::vector<float> frames(n * ny * nx);
-  for (std::size_t k = 0; k < frames.size(); ++k) frames[k] = float(1000 * (k / (ny * nx)) + 20 * ((k / nx) % ny) + k % nx);
-  std::vector<std::uint8_t> mask(ny * nx, 0);
-  mask[2 * nx + 7] = 1;  // bad, inside the window at (1, 1)
-  mask[0] = 1;           // bad, outside
-  std::vector<double> trans(n * 3, 0.0);
   auto const path = file("oblong.cxi");
-  {
-    auto f = h5::File::create(path);
-    h5::write(f, k_detector_data, frames.data(), {n, ny, nx}, {}, "uint16");
-    h5::soft_link(f, k_detector_data, k_data);
-    h5::write(f, k_translation, trans.data(), {n, 3});
-    h5::write_scalar(f, k_energy, 1.2817e-15);
-    h5::write_scalar(f, k_distance, 3.0);
-    h5::write_scalar(f, k_pixel_x, 75e-6);
-    h5::write(f, k_mask, mask.data(), {ny, nx});
-    f.close();
-  }
+  write_labelled_frames(path, n, ny, nx, {{2, 7}, {0, 0}});  // bad: inside the window at (1, 1), and outside
   FrameCrop crop;
   crop.size = 6;
   crop.centre_y = 4;
@@ -461,8 +471,8 @@ TEST_F(Cxi, CropReadsTheWindowAroundTheBeam) {
     for (int x = 0; x < 6; ++x) {
       bool const bad = y == 1 && x == 1;
       EXPECT_EQ(m(y, x), bad ? 0 : 1) << y << ", " << x;
-      EXPECT_EQ(read(0, y, x), bad ? 0.f : float(2000 + 20 * (y + 1) + x + 6)) << y << ", " << x;
-      EXPECT_EQ(read(1, y, x), bad ? 0.f : float(20 * (y + 1) + x + 6)) << y << ", " << x;
+      EXPECT_EQ(read(0, y, x), bad ? 0.f : labelled(2, y + 1, x + 6)) << y << ", " << x;
+      EXPECT_EQ(read(1, y, x), bad ? 0.f : labelled(0, y + 1, x + 6)) << y << ", " << x;
     }
 
   FrameCrop centred;
@@ -486,26 +496,8 @@ TEST_F(Cxi, CropReadsTheWindowAroundTheBeam) {
 // pixel bad and zero. A bin that does not divide the window is refused.
 TEST_F(Cxi, BinSumsBlocksAndMarksBinsWithABadPixelBad) {
   std::size_t const n = 2, ny = 8, nx = 12;
-  auto stored = [&](std::size_t f, std::size_t y, std::size_t x) { return float(1000 * f + 20 * y + x); };
-  std::vector<float> frames(n * ny * nx);
-  for (std::size_t f = 0; f < n; ++f)
-    for (std::size_t y = 0; y < ny; ++y)
-      for (std::size_t x = 0; x < nx; ++x) frames[(f * ny + y) * nx + x] = stored(f, y, x);
-  std::vector<std::uint8_t> mask(ny * nx, 0);
-  mask[3 * nx + 6] = 1;
-  std::vector<double> trans(n * 3, 0.0);
   auto const path = file("fine.cxi");
-  {
-    auto f = h5::File::create(path);
-    h5::write(f, k_detector_data, frames.data(), {n, ny, nx}, {}, "uint16");
-    h5::soft_link(f, k_detector_data, k_data);
-    h5::write(f, k_translation, trans.data(), {n, 3});
-    h5::write_scalar(f, k_energy, 1.2817e-15);
-    h5::write_scalar(f, k_distance, 3.0);
-    h5::write_scalar(f, k_pixel_x, 75e-6);
-    h5::write(f, k_mask, mask.data(), {ny, nx});
-    f.close();
-  }
+  write_labelled_frames(path, n, ny, nx, {{3, 6}});
   FrameCrop crop;
   crop.size = 6;
   crop.centre_y = 4;
@@ -527,7 +519,7 @@ TEST_F(Cxi, BinSumsBlocksAndMarksBinsWithABadPixelBad) {
         bool const bad = y == 1 && x == 1;  // stored rows 3-4, columns 5-6
         float sum = 0;
         for (int i = 0; i < 2; ++i)
-          for (int j = 0; j < 2; ++j) sum += stored(1 - f, 1 + 2 * y + i, 3 + 2 * x + j);
+          for (int j = 0; j < 2; ++j) sum += labelled(1 - f, 1 + 2 * y + i, 3 + 2 * x + j);
         EXPECT_EQ(m(y, x), bad ? 0 : 1) << y << ", " << x;
         EXPECT_EQ(read(f, y, x), bad ? 0.f : sum) << f << ": " << y << ", " << x;
       }
