@@ -183,10 +183,9 @@ HostMask read_window_mask(h5::File const& f, CxiInfo const& info) {
   return mask;
 }
 
-// The mask of the frames as read: a binned pixel is measured when all of
+// The binned mask of a window mask: a binned pixel is measured when all of
 // its stored pixels are (a sum with a bad pixel in it is no measurement).
-HostMask read_mask(h5::File const& f, CxiInfo const& info) {
-  HostMask fine = read_window_mask(f, info);
+HostMask bin_mask(HostMask const& fine, CxiInfo const& info) {
   if (info.bin == 1) return fine;
   HostMask mask(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("ptyko::cxi::mask")), info.ny, info.nx);
   std::vector<int> bad(std::size_t(info.ny) * info.nx);
@@ -196,6 +195,9 @@ HostMask read_mask(h5::File const& f, CxiInfo const& info) {
   for (std::size_t k = 0; k < bad.size(); ++k) mask.data()[k] = bad[k] == 0 ? 1 : 0;
   return mask;
 }
+
+// The mask of the frames as read (cropped, binned).
+HostMask read_mask(h5::File const& f, CxiInfo const& info) { return bin_mask(read_window_mask(f, info), info); }
 
 // The (M, a, b) extents of a complex stack stored as (M, a, b) or (a, b).
 std::array<std::size_t, 3> stack_extents(std::vector<std::size_t> const& dims) {
@@ -422,7 +424,7 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
                     indices.size(), info.ny, info.nx);
   bin_images(frames.data(), indices.size(), info.ny, info.nx, info.bin, binned.data());
   // A binned pixel with a bad stored pixel is bad (read_mask): zero, like every bad pixel.
-  HostMask const coarse = read_mask(f, info);
+  HostMask const coarse = bin_mask(mask, info);
   for (std::size_t k = 0; k < indices.size(); ++k)
     for (std::size_t p = 0; p < coarse.span(); ++p)
       if (coarse.data()[p] == 0) binned.data()[k * coarse.span() + p] = 0;
