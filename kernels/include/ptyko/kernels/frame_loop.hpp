@@ -110,21 +110,40 @@ void for_each_frame_span(ExecSpace const& space, char const* label, int frames, 
     Kokkos::parallel_for(label, frame_policy(space, frames, D), impl::PixelSpans<Fn>{fn});
 }
 
+namespace impl {
+
+/// The accumulator of a parallel_reduce result: the value type of a Kokkos
+/// reducer (Kokkos::Max<T>, ...), else the scalar itself (a sum).
+template <class R, class = void>
+struct reduction_value {
+  using type = R;
+};
+template <class R>
+struct reduction_value<R, std::void_t<typename R::reducer>> {
+  using type = typename R::value_type;
+};
+
+}  // namespace impl
+
 /// The reduction of fn(b, i, j0, j1, acc) over the row spans of
-/// for_each_frame_span (Kokkos reducer semantics, e.g. a sum into a double).
-/// Blocking when `result` is a host scalar.
+/// for_each_frame_span: into a scalar (a sum, e.g. a double, set to 0 when
+/// there is nothing to reduce) or through a Kokkos reducer
+/// (Kokkos::Max<T>(x); x is left alone when there is nothing to reduce).
+/// Blocking when the result is a host scalar.
 template <class ExecSpace, class Fn, class Result>
 void reduce_frame_spans(ExecSpace const& space, char const* label, int frames, int D, Fn const& fn,
-                        Result& result) {
+                        Result&& result) {
+  using R = std::remove_cv_t<std::remove_reference_t<Result>>;
+  using Acc = typename impl::reduction_value<R>::type;
   if (frames <= 0 || D <= 0) {
-    result = Result(0);
+    if constexpr (std::is_same_v<Acc, R>) result = R(0);
     return;
   }
   if constexpr (is_host_space_v<ExecSpace>)
     Kokkos::parallel_reduce(label, impl::row_policy(space, frames * D),
-                            impl::FrameRowSpansReduce<Fn, Result>{fn, D}, result);
+                            impl::FrameRowSpansReduce<Fn, Acc>{fn, D}, result);
   else
-    Kokkos::parallel_reduce(label, frame_policy(space, frames, D), impl::PixelSpansReduce<Fn, Result>{fn},
+    Kokkos::parallel_reduce(label, frame_policy(space, frames, D), impl::PixelSpansReduce<Fn, Acc>{fn},
                             result);
 }
 

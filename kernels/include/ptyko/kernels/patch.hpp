@@ -116,12 +116,65 @@ KOKKOS_INLINE_FUNCTION void add_to(V* target, V const& x) {
   }
 }
 
+/// Footprint row u of one position under the adjoint S^T of bilinear
+/// extraction: pixel (u, v) of the (D+1) x (D+1) footprint gets the four
+/// contributions of patch rows u (weights (1-fy)(1-fx) at v, (1-fy)fx at
+/// v-1) and u-1 (fy(1-fx), fy fx) of a value V (real or complex); pixels
+/// outside the patch contribute nothing. inner(v) is the value at the
+/// columns 1..D-1 of the rows 1..D-1 (all four terms, no conditions: the
+/// loop that vectorises), edge(v) at any pixel.
+template <class T, class V>
+struct BilinearAdjointRow {
+  T w00, w01, w10, w11;
+  V const* r0;  ///< patch row u - 1 (nullptr for u == 0)
+  V const* r1;  ///< patch row u (nullptr for u == D)
+  int D;
+
+  template <class RowFn>
+  KOKKOS_INLINE_FUNCTION BilinearAdjointRow(PatchCorner<T> const& c, RowFn const& row, int b, int u, int D_)
+      : w00((T(1) - c.fy) * (T(1) - c.fx)),
+        w01((T(1) - c.fy) * c.fx),
+        w10(c.fy * (T(1) - c.fx)),
+        w11(c.fy * c.fx),
+        r0(u > 0 ? row(b, u - 1) : nullptr),
+        r1(u < D_ ? row(b, u) : nullptr),
+        D(D_) {}
+
+  KOKKOS_INLINE_FUNCTION bool interior() const { return r0 != nullptr && r1 != nullptr; }
+  KOKKOS_INLINE_FUNCTION V inner(int v) const {
+    return V(w00 * r1[v]) + V(w01 * r1[v - 1]) + V(w10 * r0[v]) + V(w11 * r0[v - 1]);
+  }
+  KOKKOS_INLINE_FUNCTION V edge(int v) const {
+    V sum = V(0);
+    if (r1 != nullptr && v < D) sum += w00 * r1[v];
+    if (r1 != nullptr && v > 0) sum += w01 * r1[v - 1];
+    if (r0 != nullptr && v < D) sum += w10 * r0[v];
+    if (r0 != nullptr && v > 0) sum += w11 * r0[v - 1];
+    return sum;
+  }
+};
+
+/// Calls pixel.inner(v) or pixel.edge(v) for the columns [v0, v1) of a
+/// footprint row (`interior`: a row 1..D-1): the inner columns in one loop
+/// without conditions, so that it vectorises, the edge columns apart.
+template <class Pixel>
+KOKKOS_INLINE_FUNCTION void walk_footprint_row(Pixel const& pixel, bool interior, int D, int v0, int v1) {
+  int v = v0;
+  if (interior) {
+    if (v == 0 && v < v1) pixel.edge(v++);
+    int const inner_end = v1 < D ? v1 : D;
+    for (; v < inner_end; ++v) pixel.inner(v);
+    if (v < v1) pixel.edge(v);
+    return;
+  }
+  for (; v < v1; ++v) pixel.edge(v);  // first and last footprint rows
+}
+
 /// Row spans of the (D+1) x (D+1) footprints of a batch: footprint row u,
-/// columns [v0, v1), gets the four bilinear contributions of patch rows u
-/// (weights (1-fy)(1-fx) at v, (1-fy)fx at v-1) and u-1 (fy(1-fx), fy fx);
-/// pixels outside the patch contribute nothing. `row(b, i)` points to row i
-/// of the value of patch b (real or complex). Atomic: footprints of a batch
-/// overlap, so concurrent spans may meet on an object pixel.
+/// columns [v0, v1), gets its BilinearAdjointRow values added.
+/// `row(b, i)` points to row i of the value of patch b (real or complex).
+/// Atomic: footprints of a batch overlap, so concurrent spans may meet on an
+/// object pixel.
 template <bool Atomic, class T, class Mem, class TargetView, class RowFn>
 struct FootprintScatter {
   PositionView<T, Mem> pos;
@@ -130,38 +183,22 @@ struct FootprintScatter {
   RowFn row;
   int D;
 
+  using V = typename TargetView::non_const_value_type;
+  struct AddPixel {
+    BilinearAdjointRow<T, V> value;
+    V* o;
+    KOKKOS_INLINE_FUNCTION void inner(int v) const { add_to<Atomic, V>(o + v, value.inner(v)); }
+    KOKKOS_INLINE_FUNCTION void edge(int v) const { add_to<Atomic, V>(o + v, value.edge(v)); }
+  };
+
   KOKKOS_INLINE_FUNCTION PatchCorner<T> corner(int n) const { return PatchCorner<T>(pos(n, 0), pos(n, 1), D); }
 
   KOKKOS_INLINE_FUNCTION void operator()(int b, int u, int v0, int v1) const {
-    int const n = idx(b);
-    PatchCorner<T> const c = corner(n);
-    T const w00 = (T(1) - c.fy) * (T(1) - c.fx), w01 = (T(1) - c.fy) * c.fx;
-    T const w10 = c.fy * (T(1) - c.fx), w11 = c.fy * c.fx;
-    auto const* r1 = u < D ? row(b, u) : nullptr;      // patch row u
-    auto const* r0 = u > 0 ? row(b, u - 1) : nullptr;  // patch row u - 1
-    auto* o = &out(c.y + u, c.x);
-    using V = typename TargetView::non_const_value_type;
+    PatchCorner<T> const c = corner(idx(b));
+    AddPixel const pixel{BilinearAdjointRow<T, V>(c, row, b, u, D), &out(c.y + u, c.x)};
     // Host rows: ask for the object row that footprint row u + 2 adds to.
     if (v1 - v0 > 1 && u + 2 <= D) prefetch_host(&out(c.y + u + 2, c.x), (D + 1) * sizeof(V));
-    int v = v0;
-    if (r0 != nullptr && r1 != nullptr) {
-      // Inner footprint rows: the columns 1..D-1 without conditions (the
-      // loop that vectorises when not atomic), then the two edge columns.
-      if (v == 0 && v < v1) add_to<Atomic, V>(o, V(w00 * r1[0]) + V(w10 * r0[0])), ++v;
-      int const inner_end = v1 < D ? v1 : D;
-      for (; v < inner_end; ++v)
-        add_to<Atomic, V>(o + v, V(w00 * r1[v]) + V(w01 * r1[v - 1]) + V(w10 * r0[v]) + V(w11 * r0[v - 1]));
-      if (v < v1) add_to<Atomic, V>(o + D, V(w01 * r1[D - 1]) + V(w11 * r0[D - 1]));
-      return;
-    }
-    for (; v < v1; ++v) {  // first and last footprint rows
-      V sum = V(0);
-      if (r1 != nullptr && v < D) sum += w00 * r1[v];
-      if (r1 != nullptr && v > 0) sum += w01 * r1[v - 1];
-      if (r0 != nullptr && v < D) sum += w10 * r0[v];
-      if (r0 != nullptr && v > 0) sum += w11 * r0[v - 1];
-      add_to<Atomic, V>(o + v, sum);
-    }
+    walk_footprint_row(pixel, pixel.value.interior(), D, v0, v1);
   }
 };
 

@@ -42,6 +42,45 @@ inline constexpr int tile_edge = 16;
 template <class Mem>
 using TileList = Kokkos::View<int* [3], Kokkos::LayoutRight, Mem>;
 
+/// The pixels a patch of edge D centred at `centre` ((y, x) object pixels)
+/// may write under S^T, as an inclusive box {y0, x0, y1, x1}: the (D+1) x
+/// (D+1) footprint of bilinear interpolation plus one pixel of margin on
+/// every side for rounding (the kernels truncate positions of type T).
+inline std::array<double, 4> footprint_box(std::array<double, 2> const& centre, int D) {
+  double const y0 = std::floor(centre[0] - D / 2) - 1, x0 = std::floor(centre[1] - D / 2) - 1;
+  return {y0, x0, y0 + D + 2, x0 + D + 2};
+}
+
+/// For each centre, whether its footprint_box meets no other centre's: a
+/// position of a batch whose object sums only it writes, so that its update
+/// needs no object-shaped sums (isolated_update.hpp). Non-finite centres
+/// are never isolated. Sorted by row, each box is compared with the boxes
+/// that start before it ends, so a batch of boxes that do not meet costs
+/// O(n log n) plus the boxes that share its rows. Host function.
+inline std::vector<char> isolated_footprints(std::vector<std::array<double, 2>> const& centres, int D) {
+  std::size_t const n = centres.size();
+  std::vector<char> isolated(n, 1);
+  std::vector<std::array<double, 4>> box(n);
+  std::vector<std::size_t> order;
+  order.reserve(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    box[k] = footprint_box(centres[k], D);
+    if (std::isfinite(box[k][0]) && std::isfinite(box[k][1]))
+      order.push_back(k);
+    else
+      isolated[k] = 0;
+  }
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return box[a][0] < box[b][0]; });
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    auto const& a = box[order[i]];
+    for (std::size_t j = i + 1; j < order.size() && box[order[j]][0] <= a[2]; ++j) {
+      auto const& b = box[order[j]];
+      if (b[1] <= a[3] && a[1] <= b[3]) isolated[order[i]] = isolated[order[j]] = 0;
+    }
+  }
+  return isolated;
+}
+
 /// Origins of the tiles of an (H, W) object touched by the footprints of
 /// patches of edge D centred at `centres` ((y, x) object pixels, as
 /// positions; the footprint includes the extra row/column of bilinear
@@ -56,8 +95,7 @@ inline std::vector<std::array<int, 2>> footprint_tiles(std::vector<std::array<do
   int const H = ty * tile_edge, W = tx * tile_edge;  // padded
   std::vector<char> touched(std::size_t(ty) * std::size_t(tx), 0);
   for (auto const& c : centres) {
-    double const y0 = std::floor(c[0] - D / 2) - 1, x0 = std::floor(c[1] - D / 2) - 1;
-    double const y1 = y0 + D + 2, x1 = x0 + D + 2;  // inclusive last pixel
+    auto const [y0, x0, y1, x1] = footprint_box(c, D);
     if (!(y1 >= 0 && x1 >= 0 && y0 < H && x0 < W)) continue;
     int const a0 = int(std::max(0.0, y0)) / tile_edge, a1 = int(std::min(double(H - 1), y1)) / tile_edge;
     int const b0 = int(std::max(0.0, x0)) / tile_edge, b1 = int(std::min(double(W - 1), x1)) / tile_edge;

@@ -1,0 +1,118 @@
+#pragma once
+// The regularised (rPIE-style) object update of isolated positions: those
+// of a batch whose footprints meet no other position's (isolated_footprints
+// in tiles.hpp). Such a position is the only one that writes its object
+// pixels, so the batch's object sums there are its own S^T terms, and
+//   O += step S^T(sum_m conj(P_m) delta_m) / ((1 - alpha) S^T sum_m |P_m|^2 + alpha w_max)
+// can be evaluated footprint pixel by footprint pixel, straight from the
+// patch-shaped products, without the object-shaped numerator and weight:
+// no scatter into them, no pass over the batch's tiles, no clearing. On a
+// large scan most positions of a sparse batch are isolated, and those
+// object-shaped passes were a third of an rPIE epoch (docs/performance.md).
+// The values are those of scatter + tiled update (PreconditionedStep of the
+// same two BilinearAdjointRow sums, up to the compiler's contractions).
+
+#include <ptyko/kernels/frame_loop.hpp>
+#include <ptyko/kernels/patch.hpp>
+#include <ptyko/kernels/types.hpp>
+#include <ptyko/kernels/update.hpp>
+
+#include <Kokkos_Core.hpp>
+
+namespace ptyko {
+
+namespace impl {
+
+/// One footprint pixel of an isolated position's update.
+template <class T>
+struct IsolatedUpdatePixel {
+  BilinearAdjointRow<T, Complex<T>> num;  ///< products row (conj(P) delta summed over modes)
+  BilinearAdjointRow<T, T> w;             ///< probe intensity row
+  Complex<T>* o;                          ///< object row at the footprint's column 0
+  PreconditionedStep<T> op;
+  KOKKOS_INLINE_FUNCTION void inner(int v) const { op(o[v], num.inner(v), w.inner(v)); }
+  KOKKOS_INLINE_FUNCTION void edge(int v) const { op(o[v], num.edge(v), w.edge(v)); }
+};
+
+/// Writes S^T values of a footprint row to out[v - first].
+template <class T>
+struct FootprintRowValues {
+  BilinearAdjointRow<T, T> w;
+  T* out;
+  int first;
+  KOKKOS_INLINE_FUNCTION void inner(int v) const { out[v - first] = w.inner(v); }
+  KOKKOS_INLINE_FUNCTION void edge(int v) const { out[v - first] = w.edge(v); }
+};
+
+}  // namespace impl
+
+/// The largest value of S_n^T intensity over the footprints of the
+/// positions `indices` (each its own: the batch weight of an isolated
+/// position), where `intensity` is sum_m |P_m|^2 (D, D). 0 when there are
+/// none. Blocking: returns a host scalar.
+template <class ExecSpace, class T, class Mem>
+double max_isolated_weight(ExecSpace const& space, PositionView<T, Mem> const& positions,
+                           IndexView<Mem> const& indices, RealView2<T, Mem> const& intensity) {
+  int const B = int(indices.extent(0)), D = int(intensity.extent(0));
+  if (B == 0) return 0.0;
+  auto pos = positions;
+  auto idx = indices;
+  auto pint = intensity;
+  auto const row = KOKKOS_LAMBDA(int, int i) { return &pint(i, 0); };
+  T result = 0;
+  reduce_frame_spans(
+      space, "ptyko::max_isolated_weight", B, D + 1,
+      KOKKOS_LAMBDA(int b, int u, int v0, int v1, T& m) {
+        PatchCorner<T> const c(pos(idx(b), 0), pos(idx(b), 1), D);
+        impl::BilinearAdjointRow<T, T> const w(c, row, b, u, D);
+        if constexpr (is_host_space_v<ExecSpace>) {
+          // Host rows: the values of a piece of the row, then their maximum
+          // (both loops vectorise; a running maximum over floats does not).
+          constexpr int piece = 64;
+          T values[piece];
+          for (int a = v0; a < v1; a += piece) {
+            int const e = a + piece < v1 ? a + piece : v1;
+            impl::walk_footprint_row(impl::FootprintRowValues<T>{w, values, a}, w.interior(), D, a, e);
+            m = max_nonnegative(values, 0, std::size_t(e - a), m);
+          }
+        } else {
+          T const x = w.edge(v0);  // one pixel
+          m = x > m ? x : m;
+        }
+      },
+      Kokkos::Max<T>(result));
+  return result > T(0) ? double(result) : 0.0;
+}
+
+/// object += step S_n^T products(b) / ((1 - alpha) S_n^T intensity + alpha
+/// w_max) over the footprints of the isolated positions n = indices(b),
+/// where products(b) = sum_m conj(P_m) delta(b, m) and intensity =
+/// sum_m |P_m|^2 (the terms add_patches and UpdateSums::add_illumination
+/// would scatter), w_max the batch's largest weight. The footprints must
+/// not meet (isolated_footprints): no two work items write one pixel, so
+/// there are no atomics on any space. Non-blocking.
+template <class ExecSpace, class T, class Mem>
+void apply_isolated_update(ExecSpace const& space, PositionView<T, Mem> const& positions,
+                           IndexView<Mem> const& indices, ComplexView3<T, Mem> const& products,
+                           RealView2<T, Mem> const& intensity, ComplexView2<T, Mem> const& object,
+                           PreconditionedStep<T> const& op) {
+  int const B = int(indices.extent(0)), D = int(intensity.extent(0));
+  PTYKO_ASSERT(int(products.extent(0)) >= B && int(products.extent(1)) == D, "products do not match the positions");
+  auto pos = positions;
+  auto idx = indices;
+  auto prod = products;
+  auto pint = intensity;
+  auto obj = object;
+  auto const num_row = KOKKOS_LAMBDA(int b, int i) { return &prod(b, i, 0); };
+  auto const w_row = KOKKOS_LAMBDA(int, int i) { return &pint(i, 0); };
+  for_each_frame_span(space, "ptyko::apply_isolated_update", B, D + 1, KOKKOS_LAMBDA(int b, int u, int v0, int v1) {
+        PatchCorner<T> const c(pos(idx(b), 0), pos(idx(b), 1), D);
+        impl::IsolatedUpdatePixel<T> const pixel{impl::BilinearAdjointRow<T, Complex<T>>(c, num_row, b, u, D),
+                                                 impl::BilinearAdjointRow<T, T>(c, w_row, b, u, D), &obj(c.y + u, c.x), op};
+        // Host rows: ask for the object row two footprint rows further down.
+        if (v1 - v0 > 1 && u + 2 <= D) prefetch_host(&obj(c.y + u + 2, c.x), (D + 1) * sizeof(Complex<T>));
+        impl::walk_footprint_row(pixel, pixel.num.interior(), D, v0, v1);
+      });
+}
+
+}  // namespace ptyko

@@ -1,0 +1,163 @@
+// Isolated positions: isolated_footprints finds the positions whose
+// footprints meet no other, and their direct update equals the scatter of
+// the object sums followed by the tiled preconditioned update.
+#include <ptyko/kernels/isolated_update.hpp>
+#include <ptyko/kernels/patch.hpp>
+#include <ptyko/kernels/tiles.hpp>
+#include <ptyko/kernels/update.hpp>
+
+#include <test_utils.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace {
+
+using namespace ptyko;
+using test::ExecSpace;
+using test::MemSpace;
+
+TEST(IsolatedFootprints, BoxesThatMeetAreNotIsolated) {
+  int const D = 16;
+  // Boxes span D + 3 pixels (footprint D + 1 and a pixel of margin on each
+  // side): centres D + 3 apart are isolated, D + 2 apart are not, whatever
+  // the other coordinate does within the box.
+  std::vector<std::array<double, 2>> const c{
+      {50.5, 50.25},           // 0: meets 1 (D + 2 below)
+      {50.5 + D + 2, 60.0},    // 1
+      {200.0, 50.0},           // 2: isolated (far below 0 and 1)
+      {200.0, 50.0 + D + 3},   // 3: isolated from 2 (D + 3 to the right)
+      {400.0, 400.0},          // 4: meets 5 diagonally
+      {400.0 + D + 2, 400.0 - D - 2},  // 5
+      {NAN, 0.0},              // 6: never isolated
+  };
+  auto const iso = isolated_footprints(c, D);
+  std::vector<char> const want{0, 0, 1, 1, 0, 0, 0};
+  EXPECT_EQ(iso, want);
+  EXPECT_TRUE(isolated_footprints({}, D).empty());
+  EXPECT_EQ(isolated_footprints({{10.0, 10.0}}, D), std::vector<char>{1});
+}
+
+TEST(IsolatedFootprints, AgreesWithEveryPairCompared) {
+  int const D = 32;
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<double> u(D, 600.0);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<std::array<double, 2>> c(40);
+    for (auto& p : c) p = {u(gen), u(gen)};
+    auto const iso = isolated_footprints(c, D);
+    for (std::size_t i = 0; i < c.size(); ++i) {
+      bool meets = false;
+      auto const a = footprint_box(c[i], D);
+      for (std::size_t j = 0; j < c.size(); ++j) {
+        auto const b = footprint_box(c[j], D);
+        meets |= j != i && a[0] <= b[2] && b[0] <= a[2] && a[1] <= b[3] && b[1] <= a[3];
+      }
+      ASSERT_EQ(bool(iso[i]), !meets) << "trial " << trial << ", centre " << i;
+    }
+  }
+}
+
+template <class T>
+class IsolatedUpdate : public ::testing::Test {};
+using Reals = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(IsolatedUpdate, Reals);
+
+// Positions on a grid D + 5 apart, each with a random sub-pixel part.
+template <class T>
+PositionView<T, MemSpace> isolated_positions(int rows, int cols, int D, std::vector<std::array<double, 2>>& centres) {
+  PositionView<T, MemSpace> pos("pos", rows * cols);
+  auto h = Kokkos::create_mirror_view(pos);
+  std::mt19937 gen(3);
+  std::uniform_real_distribution<double> frac(0.0, 0.999);
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) {
+      int const n = r * cols + c;
+      h(n, 0) = T(D + r * (D + 5) + frac(gen));
+      h(n, 1) = T(D + c * (D + 5) + frac(gen));
+      centres.push_back({double(h(n, 0)), double(h(n, 1))});
+    }
+  Kokkos::deep_copy(pos, h);
+  return pos;
+}
+
+// Intensities are >= 0: |random| + a floor, so the denominators are > 0.
+template <class T>
+RealView2<T, MemSpace> random_intensity(int D) {
+  RealView2<T, MemSpace> w("intensity", D, D);
+  test::fill_random(w, 11);
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w);
+  for (std::size_t k = 0; k < h.span(); ++k) h.data()[k] = T(0.05) + std::abs(h.data()[k]);
+  Kokkos::deep_copy(w, h);
+  return w;
+}
+
+// The reference: the sums scattered into object-shaped arrays, then the
+// tiled update. A free function: nvcc allows no device lambda in a test body.
+template <class T>
+double reference_update(ExecSpace const& space, PositionView<T, MemSpace> const& pos, IndexView<MemSpace> const& idx,
+                        ComplexView3<T, MemSpace> const& products, RealView2<T, MemSpace> const& intensity,
+                        ComplexView2<T, MemSpace> const& object, std::vector<std::array<double, 2>> const& centres,
+                        double alpha, double step) {
+  int const H = int(object.extent(0)), W = int(object.extent(1)), D = int(intensity.extent(0));
+  ComplexView2<T, MemSpace> num("num", H, W);
+  RealView2<T, MemSpace> w("w", H, W);
+  add_patches(space, products, pos, idx, num);
+  auto pint = intensity;
+  scatter_add_patches(space, int(idx.extent(0)), D, pos, idx, w, KOKKOS_LAMBDA(int, int i) { return &pint(i, 0); });
+  double const w_max = max_value(space, w);
+  auto tiles = make_tile_list<MemSpace>(footprint_tiles(centres, D, H, W), "tiles");
+  apply_preconditioned_update(space, tiles, object, num, w, alpha, w_max, step);
+  space.fence();
+  return w_max;
+}
+
+TYPED_TEST(IsolatedUpdate, EqualsTheScatteredSumsAndTheTiledUpdate) {
+  using T = TypeParam;
+  ExecSpace space;
+  int const D = 24, rows = 3, cols = 4, B = rows * cols;
+  int const H = 2 * D + rows * (D + 5), W = 2 * D + cols * (D + 5);
+  std::vector<std::array<double, 2>> centres;
+  auto pos = isolated_positions<T>(rows, cols, D, centres);
+  for (char i : isolated_footprints(centres, D)) ASSERT_TRUE(i);
+  // Every other position, in reverse order: indices need not be sorted.
+  IndexView<MemSpace> idx("idx", B / 2);
+  auto hi = Kokkos::create_mirror_view(idx);
+  for (int b = 0; b < B / 2; ++b) hi(b) = B - 1 - 2 * b;
+  Kokkos::deep_copy(idx, hi);
+  std::vector<std::array<double, 2>> used;
+  for (int b = 0; b < B / 2; ++b) used.push_back(centres[hi(b)]);
+
+  ComplexView3<T, MemSpace> products("products", B / 2, D, D);
+  test::fill_random(products, 5);
+  auto intensity = random_intensity<T>(D);
+  ComplexView2<T, MemSpace> object("object", H, W), reference("reference", H, W);
+  test::fill_random(object, 9);
+  Kokkos::deep_copy(reference, object);
+
+  double const alpha = 0.3, step = 0.8;
+  double const w_max = reference_update(space, pos, idx, products, intensity, reference, used, alpha, step);
+  double const got_max = max_isolated_weight(space, pos, idx, intensity);
+  EXPECT_NEAR(got_max, w_max, 1e-6 * w_max);
+  apply_isolated_update(space, pos, idx, products, intensity, object, PreconditionedStep<T>(alpha, w_max, step));
+  space.fence();
+
+  auto got = test::host_copy(object);
+  auto want = test::host_copy(reference);
+  auto before = test::host_copy(object);
+  test::fill_random(before, 9);  // the object before the update
+  double worst = 0, changed = 0;
+  for (std::size_t k = 0; k < got.span(); ++k) {
+    worst = std::max(worst, double(Kokkos::abs(got.data()[k] - want.data()[k])));
+    changed = std::max(changed, double(Kokkos::abs(want.data()[k] - before.data()[k])));
+  }
+  EXPECT_GT(changed, 0.1);  // the update moved the object
+  EXPECT_LT(worst, (std::is_same_v<T, float> ? 1e-5 : 1e-13) * changed);
+  EXPECT_EQ(max_isolated_weight(space, pos, IndexView<MemSpace>("none", 0), intensity), 0.0);
+}
+
+}  // namespace
