@@ -87,36 +87,44 @@ Reconstruction<T, ExecSpace>::Reconstruction(ExecSpace const& space, LocalData<T
                " frames for a dataset of ", m_data.global_frames);
   // Global batches, each filtered to this rank's frames (in file order).
   auto const global = make_batches(all_positions, m_options.batch_size, m_options.batching, m_options.seed);
+  m_solver = make_solver<T, ExecSpace>(m_options.solver);
+  bool const isolate = m_solver->updates_isolated_positions(m_options, m_sync);
   std::unordered_map<std::size_t, int> local_of;
   for (std::size_t i = 0; i < m_data.frame_ids.size(); ++i) local_of[m_data.frame_ids[i]] = int(i);
   int max_local = 1;
   int const H = int(m_state.object.extent(0)), W = int(m_state.object.extent(1)), D = m_data.detector();
   std::vector<std::array<double, 2>> centres;
   for (auto const& g : global) {
-    std::vector<int> mine;
-    for (int id : g) {
-      auto it = local_of.find(std::size_t(id));
-      if (it != local_of.end()) mine.push_back(it->second);
+    // Tiles reached by any rank's positions of the batch, in this rank's
+    // object coordinates: the sums of the batch are zero elsewhere. When
+    // the solver updates isolated positions itself, they go last and out
+    // of the tiles.
+    centres.clear();
+    for (int id : g)
+      centres.push_back({all_positions[id][0] - m_data.tile_y, all_positions[id][1] - m_data.tile_x});
+    std::vector<char> const isolated = isolate ? isolated_footprints(centres, D) : std::vector<char>(g.size(), 0);
+    std::vector<int> mine, mine_isolated;
+    std::vector<std::array<double, 2>> summed_centres;
+    for (std::size_t k = 0; k < g.size(); ++k) {
+      if (!isolated[k]) summed_centres.push_back(centres[k]);
+      auto it = local_of.find(std::size_t(g[k]));
+      if (it != local_of.end()) (isolated[k] ? mine_isolated : mine).push_back(it->second);
     }
     LocalBatch<ExecSpace> b;
     b.global_size = int(g.size());
+    b.isolated = int(mine_isolated.size());
+    mine.insert(mine.end(), mine_isolated.begin(), mine_isolated.end());
     b.local = IndexView<typename ExecSpace::memory_space>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::Reconstruction::batch"), mine.size());
     auto h = Kokkos::create_mirror_view(b.local);
     for (std::size_t k = 0; k < mine.size(); ++k) h(k) = mine[k];
     Kokkos::deep_copy(b.local, h);  // host -> device: batch indices, once per run
     max_local = std::max(max_local, int(mine.size()));
-    // Tiles reached by any rank's positions of the batch, in this rank's
-    // object coordinates: the sums of the batch are zero elsewhere.
-    centres.clear();
-    for (int id : g)
-      centres.push_back({all_positions[id][0] - m_data.tile_y, all_positions[id][1] - m_data.tile_x});
-    b.tiles = make_mirrored_tile_list<typename ExecSpace::memory_space>(footprint_tiles(centres, D, H, W),
+    b.tiles = make_mirrored_tile_list<typename ExecSpace::memory_space>(footprint_tiles(summed_centres, D, H, W),
                                                                         "ptyko::Reconstruction::batch_tiles");
     m_batches.push_back(b);
   }
   m_power = mean_pattern(m_space, m_data, m_sync).second;
-  m_solver = make_solver<T, ExecSpace>(m_options.solver);
   m_solver->setup(m_space, m_data, m_state, m_options, max_local);
 }
 

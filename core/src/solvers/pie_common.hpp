@@ -78,7 +78,7 @@ double gradient_sums(ExecSpace const& space, ForwardModel<T, ExecSpace> const& m
     ComplexView4<T, Mem> const w = Kokkos::subview(waves, slots, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
     ComplexView3<T, Mem> const p = Kokkos::subview(patches, slots, Kokkos::ALL, Kokkos::ALL);
     cost += exit_wave_update(space, model, data, state, part, noise, w, p);
-    sums.accumulate(space, state.probe, p, data.positions, part, w, update_probe);
+    sums.accumulate(space, state.probe, p, data.positions, part, w, update_probe, first);
   }
   return cost;
 }

@@ -19,6 +19,14 @@ class RPIE final : public Solver<T, ExecSpace> {
   explicit RPIE(std::string name) : m_name(std::move(name)) {}
   std::string name() const override { return m_name; }
 
+  /// On one rank, with the batch's own illumination and no clip: the
+  /// isolated positions' object sums would be their own terms alone
+  /// (kernels/isolated_update.hpp), and no strategy reads them.
+  bool updates_isolated_positions(SolverOptions const& options, typename Base::SyncT const& sync) const override {
+    return options.isolated_updates && options.illumination == IlluminationNorm::batch && !options.object_clip &&
+           sync.ranks() == 1 && !sync.reads_batch_illumination();
+  }
+
   void setup(ExecSpace const& space, typename Base::Data const& data, typename Base::St const& state,
              SolverOptions const& options, int max_local_batch) override {
     m_options = options;
@@ -49,9 +57,16 @@ class RPIE final : public Solver<T, ExecSpace> {
       auto const& idx = batch->local;
       auto const& tiles = batch->tiles.list;
       m_sums.begin_batch(space, batch->tiles, update_probe);
+      // One rank: the isolated positions update the object as they go, and
+      // the others' sums need no maximum of their own.
+      double const isolated_max =
+          batch->isolated > 0 ? m_sums.begin_isolated(space, state.probe, data.positions, idx, batch->isolated,
+                                                      state.object, m_options.alpha, step)
+                              : -1;
       cost += gradient_sums(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches(), m_sums,
                             update_probe, m_chunk, /*keep=*/false);
       auto maxima = m_sums.reduce(space, sync, update_probe);
+      if (isolated_max >= 0) maxima[0] = isolated_max;
       bool const all = m_options.illumination == IlluminationNorm::all;
       // The update reads the batch's sums last: it clears them behind itself
       // (the weights only when they are the ones it reads and the strategy

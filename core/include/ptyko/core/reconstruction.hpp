@@ -60,6 +60,13 @@ class Reconstruction {
   LocalData<T, ExecSpace> const& data() const { return m_data; }
   SolverOptions const& options() const { return m_options; }
   double target_probe_power() const { return m_power; }
+  /// This rank's positions that the solver updates directly, without
+  /// object-shaped sums (LocalBatch::isolated), over all batches.
+  std::size_t isolated_positions() const {
+    std::size_t n = 0;
+    for (auto const& b : m_batches) n += std::size_t(b.isolated);
+    return n;
+  }
 
  private:
   ExecSpace m_space;

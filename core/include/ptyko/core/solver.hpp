@@ -64,6 +64,12 @@ struct SolverOptions {
   /// for the cache on host spaces, the whole batch on devices). A tuning and
   /// testing knob: it changes the speed, not the result (up to rounding).
   int pipeline_chunk = 0;
+  /// Whether solvers that can (rPIE/ePIE on one rank) update the isolated
+  /// positions of a batch, those whose footprints meet no other's, straight
+  /// from their patches instead of through object-shaped sums
+  /// (kernels/isolated_update.hpp). A testing knob like pipeline_chunk: the
+  /// same result up to rounding.
+  bool isolated_updates = true;
 };
 
 /// Fills the "< 0 / 0 means default" fields of `o` for its solver and
@@ -79,6 +85,12 @@ struct LocalBatch {
   /// of the batch (every rank's): the only pixels its object sums reach.
   /// With their host copy, for the strategies' message plans.
   MirroredTileList<typename ExecSpace::memory_space> tiles;
+  /// The last `isolated` positions of `local` are isolated: their
+  /// footprints meet no other position's of the batch, so the solver
+  /// updates them directly and `tiles` covers only the others. 0 unless
+  /// the solver asked for isolated positions
+  /// (Solver::updates_isolated_positions).
+  int isolated = 0;
 };
 
 template <class T, class ExecSpace>
@@ -100,6 +112,12 @@ class Solver {
   /// rank's frames. Collective over the ranks behind `sync`.
   virtual double epoch(ExecSpace const& space, Data const& data, St& state,
                        std::vector<Batch const*> const& batches, SyncT& sync, bool update_probe) = 0;
+  /// Whether this solver, with `options` and `sync`, updates the isolated
+  /// positions of a batch itself (LocalBatch::isolated_from): then the
+  /// batches put them last and leave them out of their tiles.
+  virtual bool updates_isolated_positions(SolverOptions const& /*options*/, SyncT const& /*sync*/) const {
+    return false;
+  }
   /// The probe modes were recombined, new mode k = sum_m V(m, k) old mode m
   /// (V is M x M, row-major): solvers that keep per-mode state follow suit.
   virtual void modes_recombined(ExecSpace const&, std::vector<std::complex<double>> const& /*V*/) {}

@@ -7,6 +7,9 @@
 //   probe_w   = sum_b |S_b O|^2                              (D, D) real
 // then summed over ranks through Sync. Buffers are allocated once.
 //
+// Isolated positions (one rank, rPIE: begin_isolated) skip the object sums
+// and update the object directly from their products.
+//
 // A batch writes obj_num and obj_w only inside its footprints' tiles (the
 // batch's TileList, which covers every rank's positions of the batch), so
 // the object sums are zeroed and maximised over those tiles only: the other
@@ -16,6 +19,7 @@
 #include <ptyko/kernels/exit_wave.hpp>
 #include <ptyko/kernels/forward.hpp>
 #include <ptyko/kernels/huge_pages.hpp>
+#include <ptyko/kernels/isolated_update.hpp>
 #include <ptyko/kernels/patch.hpp>
 #include <ptyko/kernels/tiles.hpp>
 #include <ptyko/kernels/update.hpp>
@@ -24,6 +28,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 
 namespace ptyko::impl {
 
@@ -70,6 +75,7 @@ class UpdateSums {
     }
     m_written = tiles;
     m_tiled = true;
+    m_isolated_from = no_isolated;
     m_w_max = 0;
     m_num_zeroed = m_w_zeroed = false;
     if (probe) zero_probe(space);
@@ -107,17 +113,55 @@ class UpdateSums {
     probe_intensity(space, probe, m_probe_int);
   }
 
+  /// Makes the last `isolated` positions of the batch `idx` isolated
+  /// (LocalBatch::isolated; one rank): accumulate updates `object` at them
+  /// directly, O += step S^T(sum_m conj(P_m) delta) / ((1 - alpha) S^T
+  /// sum_m |P_m|^2 + alpha w_max) (apply_isolated_update), instead of adding
+  /// them to the object sums. That needs the batch's largest weight before
+  /// the first position is done, so this adds the illumination of the other
+  /// positions now (accumulate then skips it). Call after begin_batch, with
+  /// the batch's probe. Returns the batch's largest object weight, w_max,
+  /// for the update of the other positions (blocking).
+  double begin_isolated(ExecSpace const& space, ComplexView3<T, Mem> const& probe,
+                        PositionView<T, Mem> const& positions, IndexView<Mem> const& idx, int isolated,
+                        ComplexView2<T, Mem> const& object, double alpha, double step) {
+    int const B = int(idx.extent(0));
+    set_probe(space, probe);
+    IndexView<Mem> const summed = Kokkos::subview(idx, std::make_pair(0, B - isolated));
+    IndexView<Mem> const alone = Kokkos::subview(idx, std::make_pair(B - isolated, B));
+    add_illumination(space, positions, summed, obj_w);
+    double summed_max = m_w_max;
+    if constexpr (!is_host_space_v<ExecSpace>) summed_max = max_over_tiles(space, m_written.list, obj_w);
+    double const w_max = std::max(summed_max, max_isolated_weight(space, positions, alone, m_probe_int));
+    m_isolated_from = B - isolated;
+    m_object = object;
+    m_isolated_step = PreconditionedStep<T>(alpha, w_max, step);
+    return w_max;
+  }
+
   /// Adds the batch's contributions; `patches` must hold S_b O of the batch
-  /// and set_probe must have seen `probe`.
+  /// and set_probe must have seen `probe`. `idx` may be a part of the batch
+  /// starting at its position `first`; the isolated ones (begin_isolated)
+  /// update the object instead.
   void accumulate(ExecSpace const& space, ComplexView3<T, Mem> const& probe,
                   ComplexView3<T, Mem> const& patches, PositionView<T, Mem> const& positions,
-                  IndexView<Mem> const& idx, ComplexView4<T, Mem> const& delta, bool probe_sums) {
+                  IndexView<Mem> const& idx, ComplexView4<T, Mem> const& delta, bool probe_sums, int first = 0) {
     int const B = int(idx.extent(0));
     if (B == 0) return;
+    int const summed = std::clamp(m_isolated_from - first, 0, B);
     probe_adjoint_product(space, B, probe, delta, m_products);
-    add_patches(space, Kokkos::subview(m_products, std::make_pair(0, B), Kokkos::ALL, Kokkos::ALL),
-                positions, idx, obj_num);
-    add_illumination(space, positions, idx, obj_w);
+    if (summed > 0) {
+      IndexView<Mem> const head = Kokkos::subview(idx, std::make_pair(0, summed));
+      add_patches(space, Kokkos::subview(m_products, std::make_pair(0, summed), Kokkos::ALL, Kokkos::ALL),
+                  positions, head, obj_num);
+      if (m_isolated_from == no_isolated) add_illumination(space, positions, head, obj_w);
+    }
+    if (summed < B) {
+      IndexView<Mem> const tail = Kokkos::subview(idx, std::make_pair(summed, B));
+      ComplexView3<T, Mem> const products =
+          Kokkos::subview(m_products, std::make_pair(summed, B), Kokkos::ALL, Kokkos::ALL);
+      apply_isolated_update(space, positions, tail, products, m_probe_int, m_object, m_isolated_step);
+    }
     if (probe_sums) {
       m_probe_num_zero = false;
       patch_adjoint_product(space, B, patches, delta, probe_num);
@@ -169,6 +213,10 @@ class UpdateSums {
     Kokkos::deep_copy(space, probe_w, T(0));
   }
 
+  static constexpr int no_isolated = std::numeric_limits<int>::max();
+  int m_isolated_from = no_isolated;  ///< the batch's first isolated position (begin_isolated)
+  ComplexView2<T, Mem> m_object;      ///< the object isolated positions update
+  PreconditionedStep<T> m_isolated_step{0, 0, 0};
   MirroredTileList<Mem> m_written;  ///< tiles of the current batch (when m_tiled)
   bool m_tiled = false;     ///< false: the sums may span the whole object
   bool m_num_zeroed = false;  ///< obj_num is already zero on m_written
