@@ -452,8 +452,11 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
   log.info(fmt::format("reconstruct: object {} x {} pixels of {:.4g} m, batch size {} ({}), noise {}",
                        layout.grid.height, layout.grid.width, layout.grid.pixel_size_x, opts.batch_size,
                        to_string(opts.batching), opts.noise == NoiseModel::gaussian ? "gaussian" : "poisson"));
-  if (std::size_t const isolated = rec.isolated_positions(); isolated > 0)
-    log.info(fmt::format("reconstruct: {} of {} positions meet no other of their batch: updated without object sums",
+  double isolated = double(rec.isolated_positions());  // summed over ranks: collective
+  comm.allreduce(&isolated, 1, Datatype::float64, ReduceOp::sum);
+  if (isolated > 0)
+    log.info(fmt::format("reconstruct: {:.0f} of {} positions meet no other of their batch on pixels of one rank: "
+                         "updated without object sums",
                          isolated, kept.size()));
   if (checkpoint) {
     log.info(fmt::format("reconstruct: resuming from {} after epoch {} (written by {} rank(s), {})", job.resume,

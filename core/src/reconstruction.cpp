@@ -98,11 +98,15 @@ Reconstruction<T, ExecSpace>::Reconstruction(ExecSpace const& space, LocalData<T
     // Tiles reached by any rank's positions of the batch, in this rank's
     // object coordinates: the sums of the batch are zero elsewhere. When
     // the solver updates isolated positions itself, they go last and out
-    // of the tiles.
+    // of the tiles: positions whose footprints meet no other of the batch,
+    // on pixels only their rank holds (decided alike on every rank, so that
+    // the ranks' tile lists agree).
     centres.clear();
     for (int id : g)
       centres.push_back({all_positions[id][0] - m_data.tile_y, all_positions[id][1] - m_data.tile_x});
-    std::vector<char> const isolated = isolate ? isolated_footprints(centres, D) : std::vector<char>(g.size(), 0);
+    std::vector<char> isolated = isolate ? isolated_footprints(centres, D) : std::vector<char>(g.size(), 0);
+    for (std::size_t k = 0; k < g.size(); ++k)
+      isolated[k] = isolated[k] && m_sync.footprint_private(footprint_box(all_positions[g[k]], D));
     std::vector<int> mine, mine_isolated;
     std::vector<std::array<double, 2>> summed_centres;
     for (std::size_t k = 0; k < g.size(); ++k) {

@@ -279,6 +279,22 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   std::string name() const override { return m_sync_every == 1 ? "neighbor" : "neighbor, approximate"; }
   int ranks() const override { return m_comm.size(); }
   bool reads_batch_illumination() const override { return m_sync_every > 1; }  // see after_batch
+  /// The box, widened to whole object tiles of the global grid, meets one
+  /// rank's tile alone: no other rank holds those pixels, nor lists those
+  /// tiles in a batch's tile list (footprint_tiles marks whole tiles), so
+  /// leaving a position there out of the batch tiles changes no link's
+  /// plan. Off the tile grid, nothing is private.
+  bool footprint_private(std::array<double, 4> const& box) const override {
+    if (!m_on_tile_grid) return false;
+    if (!(std::isfinite(box[0]) && std::isfinite(box[1]) && std::isfinite(box[2]) && std::isfinite(box[3])))
+      return false;
+    auto const grid = [](double v) { return int(std::floor(v / tile_edge)) * tile_edge; };
+    int const y0 = grid(box[0]), x0 = grid(box[1]), y1 = grid(box[2]) + tile_edge, x1 = grid(box[3]) + tile_edge;
+    Box const widened{y0, x0, y1 - y0, x1 - x0};
+    int holders = 0;
+    for (Box const& t : m_partition.tiles) holders += !intersect(widened, t).empty();
+    return holders == 1;
+  }
   Decomposition const& decomposition() const override { return m_decomposition; }
   Communicator const& communicator() const override { return m_comm; }
   Partition const& partition() const { return m_partition; }

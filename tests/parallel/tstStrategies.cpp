@@ -34,33 +34,44 @@ using namespace ptyko;
 using namespace ptyko::parallel;
 using Exec = Kokkos::DefaultExecutionSpace;
 
-// One small simulated dataset for the whole run, written by rank 0.
+// Small simulated datasets for the whole run, written by rank 0: `path`,
+// and `wide_path`, small frames over an object many footprints wide (ranks'
+// tiles then have pixels no other rank holds).
 class DatasetEnvironment : public ::testing::Environment {
  public:
-  static std::string path;
+  static std::string path, wide_path;
   void SetUp() override {
-    auto comm = Communicator::world();
-    char name[256] = {0};
-    if (comm.rank() == 0) {
-      std::snprintf(name, sizeof(name), "%s", test::temp_path("strategies.cxi").c_str());
-      SimulationOptions o;
-      o.frames = 160;
-      o.detector = 32;
-      o.modes = 2;
-      o.photons = 2e5;
-      o.seed = 11;
-      cxi_write(name, simulate(o));
-    }
-    comm.broadcast(name, sizeof(name), Datatype::byte, 0);
-    path = name;
+    SimulationOptions o;
+    o.frames = 160;
+    o.detector = 32;
+    o.modes = 2;
+    o.photons = 2e5;
+    o.seed = 11;
+    path = write(o, "strategies.cxi");
+    o.frames = 400;
+    o.detector = 16;
+    o.step_px = 8;
+    wide_path = write(o, "strategies-wide.cxi");
   }
   void TearDown() override {
     auto comm = Communicator::world();
     comm.barrier();
-    if (comm.rank() == 0) std::filesystem::remove(path);
+    if (comm.rank() == 0) std::filesystem::remove(path), std::filesystem::remove(wide_path);
+  }
+
+ private:
+  static std::string write(SimulationOptions const& o, char const* file) {
+    auto comm = Communicator::world();
+    char name[256] = {0};
+    if (comm.rank() == 0) {
+      std::snprintf(name, sizeof(name), "%s", test::temp_path(file).c_str());
+      cxi_write(name, simulate(o));
+    }
+    comm.broadcast(name, sizeof(name), Datatype::byte, 0);
+    return name;
   }
 };
-std::string DatasetEnvironment::path;
+std::string DatasetEnvironment::path, DatasetEnvironment::wide_path;
 auto* const dataset_env = ::testing::AddGlobalTestEnvironment(new DatasetEnvironment);
 
 struct RunResult {
@@ -69,6 +80,7 @@ struct RunResult {
   std::vector<double> cost;
   Decomposition dec;
   std::size_t tile_area = 0;
+  std::size_t isolated = 0;  // this rank's positions updated without object sums
 };
 
 template <class T>
@@ -82,13 +94,17 @@ SolverOptions options(std::string const& solver, int epochs) {
   return o;
 }
 
+// Changes to the options of a run (batch size, isolated updates).
+using Tweak = std::function<void(SolverOptions&)>;
+
 // A run assembled like `ptyko reconstruct`, with a strategy ("" = LocalSync
 // on this rank alone, holding every frame).
 template <class T>
-RunResult run(std::string const& strategy_name, int sync_every, std::string const& solver, int epochs) {
+RunResult run(std::string const& strategy_name, int sync_every, std::string const& solver, int epochs,
+              Tweak const& tweak = {}, std::string const& path = DatasetEnvironment::path) {
   Exec space;
   auto comm = Communicator::world();
-  ScanLayout const layout = read_scan_layout(DatasetEnvironment::path, {});
+  ScanLayout const layout = read_scan_layout(path, {});
   RunResult out;
   std::unique_ptr<Strategy<T, Exec>> strategy;
   LocalSync<T, Exec> local;
@@ -110,10 +126,12 @@ RunResult run(std::string const& strategy_name, int sync_every, std::string cons
   auto data = load_local_data<T, Exec>(space, layout, d.frame_ids, d.tile_y, d.tile_x, d.tile_height, d.tile_width, {});
   double const diameter = default_probe_diameter(typical_step(layout.positions_px), layout.info.ny);
   auto state = initial_state<T, Exec>(space, data, *sync, d.tile_height, d.tile_width, HostComplex3(), 2, 5, diameter);
-  Reconstruction<T, Exec> rec(space, std::move(data), std::move(state), options<T>(solver, epochs), *sync,
-                              layout.positions_px);
+  SolverOptions o = options<T>(solver, epochs);
+  if (tweak) tweak(o);
+  Reconstruction<T, Exec> rec(space, std::move(data), std::move(state), o, *sync, layout.positions_px);
   while (!rec.done()) rec.step();
   out.cost = rec.state().cost;
+  out.isolated = rec.isolated_positions();
   if (strategy) {
     out.object = strategy->gather_object(space, rec.state().object);
     out.probe = strategy->probe_on_host(space, rec.state().probe);
@@ -163,6 +181,37 @@ TEST(Neighbor, ReproducesFullSync) {
     EXPECT_LT(relative_difference(nb.object, full.object), 1e-4) << solver;
     EXPECT_LT(relative_difference(nb.probe, full.probe), 1e-4) << solver;
   }
+}
+
+// rPIE's isolated positions (footprints that meet no other of their batch)
+// are updated without object sums where no other rank holds their pixels
+// (Sync::footprint_private), after the sums, with the batch's largest weight
+// over all ranks. Small batches make many of them; the result must be the
+// one with every position summed (double: to rounding), and the ranks'
+// tile lists must still agree (else the exchange would fail or corrupt).
+TEST(Neighbor, IsolatedPositionsGiveTheResultOfTheSums) {
+  auto comm = Communicator::world();
+  auto const batch4 = [](SolverOptions& o) { o.batch_size = 4; };
+  auto const summed = [](SolverOptions& o) {
+    o.batch_size = 4;
+    o.isolated_updates = false;
+  };
+  auto const& wide = DatasetEnvironment::wide_path;
+  auto const direct = run<double>("neighbor", 1, "rpie", 4, batch4, wide);
+  auto const ref = run<double>("neighbor", 1, "rpie", 4, summed, wide);
+  double isolated = double(direct.isolated), none = double(ref.isolated);
+  comm.allreduce(&isolated, 1, Datatype::float64, ReduceOp::sum);
+  comm.allreduce(&none, 1, Datatype::float64, ReduceOp::sum);
+  if (!is_root()) return;
+  double const dobj = relative_difference(direct.object, ref.object);
+  std::printf("[ measured ] %d rank(s): %.0f of 400 positions isolated, object difference %.2e\n", comm.size(),
+              isolated, dobj);
+  EXPECT_EQ(none, 0.0);
+  EXPECT_GT(isolated, 0.0);
+  EXPECT_LT(dobj, 1e-9);
+  EXPECT_LT(relative_difference(direct.probe, ref.probe), 1e-9);
+  for (std::size_t e = 0; e < ref.cost.size(); ++e)
+    EXPECT_NEAR(direct.cost[e], ref.cost[e], 1e-9 * ref.cost[e]) << "epoch " << e;
 }
 
 TEST(Neighbor, HoldsOnlyItsTileAndIdenticalProbes) {

@@ -19,12 +19,13 @@ class RPIE final : public Solver<T, ExecSpace> {
   explicit RPIE(std::string name) : m_name(std::move(name)) {}
   std::string name() const override { return m_name; }
 
-  /// On one rank, with the batch's own illumination and no clip: the
-  /// isolated positions' object sums would be their own terms alone
-  /// (kernels/isolated_update.hpp), and no strategy reads them.
+  /// With the batch's own illumination and no clip: the isolated
+  /// positions' object sums would be their own terms alone
+  /// (kernels/isolated_update.hpp), on pixels no other rank holds
+  /// (Sync::footprint_private), when the strategy reads no batch sums.
   bool updates_isolated_positions(SolverOptions const& options, typename Base::SyncT const& sync) const override {
     return options.isolated_updates && options.illumination == IlluminationNorm::batch && !options.object_clip &&
-           sync.ranks() == 1 && !sync.reads_batch_illumination();
+           !sync.reads_batch_illumination();
   }
 
   void setup(ExecSpace const& space, typename Base::Data const& data, typename Base::St const& state,
@@ -57,16 +58,19 @@ class RPIE final : public Solver<T, ExecSpace> {
       auto const& idx = batch->local;
       auto const& tiles = batch->tiles.list;
       m_sums.begin_batch(space, batch->tiles, update_probe);
-      // One rank: the isolated positions update the object as they go, and
-      // the others' sums need no maximum of their own.
+      // Isolated positions: on one rank they update the object as they go
+      // (and the batch's largest weight is known first); on several, after
+      // the sums, with the largest weight over all ranks.
+      bool const in_pipeline = sync.ranks() == 1;
       double const isolated_max =
           batch->isolated > 0 ? m_sums.begin_isolated(space, state.probe, data.positions, idx, batch->isolated,
-                                                      state.object, m_options.alpha, step)
+                                                      state.object, m_options.alpha, step, in_pipeline)
                               : -1;
       cost += gradient_sums(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches(), m_sums,
                             update_probe, m_chunk, /*keep=*/false);
-      auto maxima = m_sums.reduce(space, sync, update_probe);
-      if (isolated_max >= 0) maxima[0] = isolated_max;
+      auto maxima = m_sums.reduce(space, sync, update_probe, in_pipeline ? 0.0 : std::max(0.0, isolated_max));
+      if (in_pipeline && isolated_max >= 0) maxima[0] = isolated_max;
+      if (!in_pipeline && batch->isolated > 0) m_sums.finish_isolated(space, data.positions, idx, maxima[0]);
       bool const all = m_options.illumination == IlluminationNorm::all;
       // The update reads the batch's sums last: it clears them behind itself
       // (the weights only when they are the ones it reads and the strategy

@@ -14,6 +14,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <array>
 #include <cstddef>
 #include <string>
 
@@ -63,6 +64,12 @@ class Sync {
   /// a solver may clear the illumination in the pass that reads it last
   /// (saving a zeroing pass per batch). Conservatively true.
   virtual bool reads_batch_illumination() const { return true; }
+  /// Whether the pixels of `box` ({y0, x0, y1, x1}, inclusive, in global
+  /// object pixels: a footprint_box), and the object tiles around them, are
+  /// held by one rank only, on which they lie: a solver may then update
+  /// them without any sum over ranks (isolated positions). The same answer
+  /// on every rank. One rank: always.
+  virtual bool footprint_private(std::array<double, 4> const& /*box*/) const { return ranks() == 1; }
   /// Called at the end of every epoch: every rank must leave with the same
   /// probe. Collective.
   virtual void end_epoch(ExecSpace const&, ComplexField const& /*object*/,

@@ -114,49 +114,78 @@ class UpdateSums {
   }
 
   /// Makes the last `isolated` positions of the batch `idx` isolated
-  /// (LocalBatch::isolated; one rank): accumulate updates `object` at them
-  /// directly, O += step S^T(sum_m conj(P_m) delta) / ((1 - alpha) S^T
-  /// sum_m |P_m|^2 + alpha w_max) (apply_isolated_update), instead of adding
-  /// them to the object sums. That needs the batch's largest weight before
-  /// the first position is done, so this adds the illumination of the other
-  /// positions now (accumulate then skips it). Call after begin_batch, with
-  /// the batch's probe. Returns the batch's largest object weight, w_max,
-  /// for the update of the other positions (blocking).
+  /// (LocalBatch::isolated): they update `object` directly,
+  /// O += step S^T(sum_m conj(P_m) delta) / ((1 - alpha) S^T sum_m |P_m|^2
+  /// + alpha w_max) (apply_isolated_update), instead of adding to the object
+  /// sums. Call after begin_batch, with the batch's probe.
+  /// `in_pipeline` (one rank): accumulate updates each isolated position as
+  /// its chunk goes, with its product still in cache. That needs the
+  /// batch's largest weight first, so the other positions' illumination is
+  /// added now (accumulate then skips it); returns that w_max, for the
+  /// update of the other positions (blocking).
+  /// Otherwise (several ranks, where w_max needs the sum over ranks):
+  /// accumulate keeps their products, and finish_isolated updates them
+  /// after reduce; returns this rank's largest isolated weight, for reduce.
   double begin_isolated(ExecSpace const& space, ComplexView3<T, Mem> const& probe,
                         PositionView<T, Mem> const& positions, IndexView<Mem> const& idx, int isolated,
-                        ComplexView2<T, Mem> const& object, double alpha, double step) {
+                        ComplexView2<T, Mem> const& object, double alpha, double step, bool in_pipeline) {
     int const B = int(idx.extent(0));
     set_probe(space, probe);
-    IndexView<Mem> const summed = Kokkos::subview(idx, std::make_pair(0, B - isolated));
     IndexView<Mem> const alone = Kokkos::subview(idx, std::make_pair(B - isolated, B));
-    add_illumination(space, positions, summed, obj_w);
+    double const alone_max = max_isolated_weight(space, positions, alone, m_probe_int);
+    m_isolated_from = B - isolated;
+    m_isolated_in_pipeline = in_pipeline;
+    m_object = object;
+    m_alpha = alpha;
+    m_step = step;
+    if (!in_pipeline) return alone_max;
+    add_illumination(space, positions, Kokkos::subview(idx, std::make_pair(0, B - isolated)), obj_w);
     double summed_max = m_w_max;
     if constexpr (!is_host_space_v<ExecSpace>) summed_max = max_over_tiles(space, m_written.list, obj_w);
-    double const w_max = std::max(summed_max, max_isolated_weight(space, positions, alone, m_probe_int));
-    m_isolated_from = B - isolated;
-    m_object = object;
+    double const w_max = std::max(summed_max, alone_max);
     m_isolated_step = PreconditionedStep<T>(alpha, w_max, step);
     return w_max;
+  }
+
+  /// Updates the isolated positions of the batch `idx` whose products
+  /// accumulate kept (begin_isolated without in_pipeline), given the
+  /// batch's largest weight over all ranks (from reduce).
+  void finish_isolated(ExecSpace const& space, PositionView<T, Mem> const& positions, IndexView<Mem> const& idx,
+                       double w_max) {
+    int const B = int(idx.extent(0));
+    if (m_isolated_from >= B || m_isolated_in_pipeline) return;
+    auto const alone = std::make_pair(m_isolated_from, B);
+    IndexView<Mem> const tail = Kokkos::subview(idx, alone);
+    ComplexView3<T, Mem> const products = Kokkos::subview(m_products, alone, Kokkos::ALL, Kokkos::ALL);
+    apply_isolated_update(space, positions, tail, products, m_probe_int, m_object,
+                          PreconditionedStep<T>(m_alpha, w_max, m_step));
   }
 
   /// Adds the batch's contributions; `patches` must hold S_b O of the batch
   /// and set_probe must have seen `probe`. `idx` may be a part of the batch
   /// starting at its position `first`; the isolated ones (begin_isolated)
-  /// update the object instead.
+  /// update the object, or keep their products at their batch slots.
   void accumulate(ExecSpace const& space, ComplexView3<T, Mem> const& probe,
                   ComplexView3<T, Mem> const& patches, PositionView<T, Mem> const& positions,
                   IndexView<Mem> const& idx, ComplexView4<T, Mem> const& delta, bool probe_sums, int first = 0) {
     int const B = int(idx.extent(0));
     if (B == 0) return;
     int const summed = std::clamp(m_isolated_from - first, 0, B);
-    probe_adjoint_product(space, B, probe, delta, m_products);
+    bool const keep = summed < B && !m_isolated_in_pipeline;
+    probe_adjoint_product(space, keep ? summed : B, probe, delta, m_products);
     if (summed > 0) {
       IndexView<Mem> const head = Kokkos::subview(idx, std::make_pair(0, summed));
       add_patches(space, Kokkos::subview(m_products, std::make_pair(0, summed), Kokkos::ALL, Kokkos::ALL),
                   positions, head, obj_num);
-      if (m_isolated_from == no_isolated) add_illumination(space, positions, head, obj_w);
+      if (m_isolated_from == no_isolated || !m_isolated_in_pipeline) add_illumination(space, positions, head, obj_w);
     }
-    if (summed < B) {
+    if (keep) {  // at their batch slots, which the chunks' own slots never reach again
+      ComplexView4<T, Mem> const g =
+          Kokkos::subview(delta, std::make_pair(summed, B), Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
+      ComplexView3<T, Mem> const slots =
+          Kokkos::subview(m_products, std::make_pair(first + summed, first + B), Kokkos::ALL, Kokkos::ALL);
+      probe_adjoint_product(space, B - summed, probe, g, slots);
+    } else if (summed < B) {
       IndexView<Mem> const tail = Kokkos::subview(idx, std::make_pair(summed, B));
       ComplexView3<T, Mem> const products =
           Kokkos::subview(m_products, std::make_pair(summed, B), Kokkos::ALL, Kokkos::ALL);
@@ -188,7 +217,10 @@ class UpdateSums {
   }
 
   /// Sums over ranks; returns the global maxima of obj_w and probe_w.
-  std::array<double, 2> reduce(ExecSpace const& space, Sync<T, ExecSpace>& sync, bool probe) {
+  /// `isolated_max`: this rank's largest weight of isolated positions
+  /// outside the sums (begin_isolated), taken into the object maximum.
+  std::array<double, 2> reduce(ExecSpace const& space, Sync<T, ExecSpace>& sync, bool probe,
+                               double isolated_max = 0) {
     // The batch's largest weight without a pass of its own where possible:
     // from the strategy's sum, given on host spaces the largest weight the
     // illumination scatter left (the tiles are zero elsewhere).
@@ -201,7 +233,7 @@ class UpdateSums {
     double const obj_max = known >= 0 ? known
                            : m_tiled  ? max_over_tiles(space, m_written.list, obj_w)
                                       : max_value(space, obj_w);
-    std::array<double, 2> maxima{obj_max, probe ? max_value(space, probe_w) : 0.0};
+    std::array<double, 2> maxima{std::max(obj_max, isolated_max), probe ? max_value(space, probe_w) : 0.0};
     sync.max(maxima.data(), 2);
     return maxima;
   }
@@ -216,7 +248,9 @@ class UpdateSums {
   static constexpr int no_isolated = std::numeric_limits<int>::max();
   int m_isolated_from = no_isolated;  ///< the batch's first isolated position (begin_isolated)
   ComplexView2<T, Mem> m_object;      ///< the object isolated positions update
-  PreconditionedStep<T> m_isolated_step{0, 0, 0};
+  bool m_isolated_in_pipeline = true;  ///< begin_isolated's in_pipeline
+  double m_alpha = 0, m_step = 1;      ///< the isolated update's, for finish_isolated
+  PreconditionedStep<T> m_isolated_step{0, 0, 0};  ///< in the pipeline
   MirroredTileList<Mem> m_written;  ///< tiles of the current batch (when m_tiled)
   bool m_tiled = false;     ///< false: the sums may span the whole object
   bool m_num_zeroed = false;  ///< obj_num is already zero on m_written
