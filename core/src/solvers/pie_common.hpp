@@ -70,7 +70,7 @@ double gradient_sums(ExecSpace const& space, ForwardModel<T, ExecSpace> const& m
   using Mem = typename ExecSpace::memory_space;
   int const B = int(idx.extent(0));
   double cost = 0;
-  if (B > 0) sums.set_probe(space, state.probe);
+  if (B > 0) sums.set_batch_probe(space, state.probe);
   for (int first = 0; first < B; first += chunk) {
     int const n = std::min(chunk, B - first), slot = keep ? first : 0;
     IndexView<Mem> const part = Kokkos::subview(idx, std::make_pair(first, first + n));

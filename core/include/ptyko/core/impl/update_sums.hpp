@@ -57,6 +57,7 @@ class UpdateSums {
     Kokkos::deep_copy(space, obj_w, T(0));
     m_written = MirroredTileList<Mem>();
     m_tiled = false;
+    m_batch_probe_set = false;
     m_w_max = 0;
     m_num_zeroed = m_w_zeroed = false;
     if (probe) zero_probe(space);
@@ -76,6 +77,7 @@ class UpdateSums {
     m_written = tiles;
     m_tiled = true;
     m_isolated_from = no_isolated;
+    m_batch_probe_set = false;
     m_w_max = 0;
     m_num_zeroed = m_w_zeroed = false;
     if (probe) zero_probe(space);
@@ -113,6 +115,14 @@ class UpdateSums {
     probe_intensity(space, probe, m_probe_int);
   }
 
+  /// set_probe once per batch (begin_batch): the batch's probe is fixed
+  /// until its update, and begin_isolated and the pipeline both need it.
+  void set_batch_probe(ExecSpace const& space, ComplexView3<T, Mem> const& probe) {
+    if (m_batch_probe_set) return;
+    set_probe(space, probe);
+    m_batch_probe_set = true;
+  }
+
   /// Makes the last `isolated` positions of the batch `idx` isolated
   /// (LocalBatch::isolated): they update `object` directly,
   /// O += step S^T(sum_m conj(P_m) delta) / ((1 - alpha) S^T sum_m |P_m|^2
@@ -130,7 +140,7 @@ class UpdateSums {
                         PositionView<T, Mem> const& positions, IndexView<Mem> const& idx, int isolated,
                         ComplexView2<T, Mem> const& object, double alpha, double step, bool in_pipeline) {
     int const B = int(idx.extent(0));
-    set_probe(space, probe);
+    set_batch_probe(space, probe);
     IndexView<Mem> const alone = Kokkos::subview(idx, std::make_pair(B - isolated, B));
     double const alone_max = max_isolated_weight(space, positions, alone, m_probe_int);
     m_isolated_from = B - isolated;
@@ -248,6 +258,7 @@ class UpdateSums {
   static constexpr int no_isolated = std::numeric_limits<int>::max();
   int m_isolated_from = no_isolated;  ///< the batch's first isolated position (begin_isolated)
   ComplexView2<T, Mem> m_object;      ///< the object isolated positions update
+  bool m_batch_probe_set = false;      ///< set_batch_probe ran since begin_batch
   bool m_isolated_in_pipeline = true;  ///< begin_isolated's in_pipeline
   double m_alpha = 0, m_step = 1;      ///< the isolated update's, for finish_isolated
   PreconditionedStep<T> m_isolated_step{0, 0, 0};  ///< in the pipeline
