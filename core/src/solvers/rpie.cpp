@@ -68,8 +68,8 @@ class RPIE final : public Solver<T, ExecSpace> {
                               : -1;
       cost += gradient_sums(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches(), m_sums,
                             update_probe, m_chunk, /*keep=*/false);
+      // In the pipeline, reduce returns begin_isolated's w_max.
       auto maxima = m_sums.reduce(space, sync, update_probe, in_pipeline ? 0.0 : std::max(0.0, isolated_max));
-      if (in_pipeline && isolated_max >= 0) maxima[0] = isolated_max;
       if (!in_pipeline && batch->isolated > 0) m_sums.finish_isolated(space, data.positions, idx, maxima[0]);
       bool const all = m_options.illumination == IlluminationNorm::all;
       // The update reads the batch's sums last: it clears them behind itself

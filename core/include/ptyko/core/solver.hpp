@@ -64,8 +64,9 @@ struct SolverOptions {
   /// for the cache on host spaces, the whole batch on devices). A tuning and
   /// testing knob: it changes the speed, not the result (up to rounding).
   int pipeline_chunk = 0;
-  /// Whether solvers that can (rPIE/ePIE on one rank) update the isolated
-  /// positions of a batch, those whose footprints meet no other's, straight
+  /// Whether solvers that can (rPIE/ePIE) update the isolated positions of
+  /// a batch, those whose footprints meet no other's on pixels of one rank
+  /// (Sync::footprint_private), straight
   /// from their patches instead of through object-shaped sums
   /// (kernels/isolated_update.hpp). A testing knob like pipeline_chunk: the
   /// same result up to rounding.

@@ -7,8 +7,8 @@
 //   probe_w   = sum_b |S_b O|^2                              (D, D) real
 // then summed over ranks through Sync. Buffers are allocated once.
 //
-// Isolated positions (one rank, rPIE: begin_isolated) skip the object sums
-// and update the object directly from their products.
+// Isolated positions (rPIE: begin_isolated) skip the object sums and update
+// the object directly from their products.
 //
 // A batch writes obj_num and obj_w only inside its footprints' tiles (the
 // batch's TileList, which covers every rank's positions of the batch), so
@@ -59,6 +59,7 @@ class UpdateSums {
     m_tiled = false;
     m_batch_probe_set = false;
     m_w_max = 0;
+    m_w_max_known = is_host_space_v<ExecSpace>;
     m_num_zeroed = m_w_zeroed = false;
     if (probe) zero_probe(space);
   }
@@ -79,6 +80,7 @@ class UpdateSums {
     m_isolated_from = no_isolated;
     m_batch_probe_set = false;
     m_w_max = 0;
+    m_w_max_known = is_host_space_v<ExecSpace>;
     m_num_zeroed = m_w_zeroed = false;
     if (probe) zero_probe(space);
   }
@@ -154,6 +156,8 @@ class UpdateSums {
     if constexpr (!is_host_space_v<ExecSpace>) summed_max = max_over_tiles(space, m_written.list, obj_w);
     double const w_max = std::max(summed_max, alone_max);
     m_isolated_step = PreconditionedStep<T>(alpha, w_max, step);
+    m_w_max = w_max;  // the batch's, for reduce: no pass of its own on any space
+    m_w_max_known = true;
     return w_max;
   }
 
@@ -236,7 +240,7 @@ class UpdateSums {
     // illumination scatter left (the tiles are zero elsewhere).
     double known = -1;
     if (m_tiled)
-      known = sync.sum_object(space, obj_num, obj_w, m_written, is_host_space_v<ExecSpace> ? m_w_max : -1.0);
+      known = sync.sum_object(space, obj_num, obj_w, m_written, m_w_max_known ? m_w_max : -1.0);
     else
       sync.sum_object(space, obj_num, obj_w);
     if (probe) sync.sum_probe(space, probe_num, probe_w);
@@ -267,7 +271,9 @@ class UpdateSums {
   bool m_num_zeroed = false;  ///< obj_num is already zero on m_written
   bool m_w_zeroed = false;    ///< obj_w is already zero on m_written
   bool m_probe_num_zero = true;  ///< probe_num is all zero (allocated zeroed)
-  double m_w_max = 0;  ///< host spaces: the largest value add_illumination left since the batch began
+  double m_w_max = 0;  ///< host spaces: the largest value add_illumination left since the batch began;
+                       ///< with isolated positions in the pipeline, the batch's largest weight
+  bool m_w_max_known = is_host_space_v<ExecSpace>;  ///< m_w_max holds the batch's largest (local) weight
   RealView2<T, Mem> m_probe_int;
   ComplexView3<T, Mem> m_products;
 };
