@@ -1,6 +1,7 @@
 // Isolated positions: isolated_footprints finds the positions whose
-// footprints meet no other, and their direct update equals the scatter of
-// the object sums followed by the tiled preconditioned update.
+// footprints meet no other, their direct update equals the scatter of the
+// object sums followed by the tiled preconditioned update, and their
+// footprint-shaped LSQML directions equal the object-shaped one.
 #include <ptyko/kernels/isolated_update.hpp>
 #include <ptyko/kernels/patch.hpp>
 #include <ptyko/kernels/tiles.hpp>
@@ -116,48 +117,99 @@ double reference_update(ExecSpace const& space, PositionView<T, MemSpace> const&
   return w_max;
 }
 
+// LSQML's reference: the object-shaped direction (the same scatters), then
+// preconditioned and added over the tiles.
+template <class T>
+void reference_direction_step(ExecSpace const& space, PositionView<T, MemSpace> const& pos,
+                              IndexView<MemSpace> const& idx, ComplexView3<T, MemSpace> const& products,
+                              RealView2<T, MemSpace> const& intensity, ComplexView2<T, MemSpace> const& object,
+                              std::vector<std::array<double, 2>> const& centres, double alpha, double w_max,
+                              double step) {
+  int const H = int(object.extent(0)), W = int(object.extent(1)), D = int(intensity.extent(0));
+  ComplexView2<T, MemSpace> dir("dir", H, W);
+  RealView2<T, MemSpace> w("w", H, W);
+  add_patches(space, products, pos, idx, dir);
+  auto pint = intensity;
+  scatter_add_patches(space, int(idx.extent(0)), D, pos, idx, w, KOKKOS_LAMBDA(int, int i) { return &pint(i, 0); });
+  auto tiles = make_tile_list<MemSpace>(footprint_tiles(centres, D, H, W), "tiles");
+  precondition_direction(space, tiles, dir, w, alpha, w_max);
+  add_scaled(space, tiles, object, dir, step);
+  space.fence();
+}
+
+// Isolated positions on a grid D + 5 apart (every other one, in reverse
+// order: indices need not be sorted), with random products, intensity and
+// object, and the object's copy for the reference.
+template <class T>
+struct IsolatedBatch {
+  static constexpr int D = 24, rows = 3, cols = 4, B = rows * cols / 2;
+  int const H = 2 * D + rows * (D + 5), W = 2 * D + cols * (D + 5);
+  std::vector<std::array<double, 2>> centres, used;
+  PositionView<T, MemSpace> pos = isolated_positions<T>(rows, cols, D, centres);
+  IndexView<MemSpace> idx{"idx", B};
+  ComplexView3<T, MemSpace> products{"products", B, D, D};
+  RealView2<T, MemSpace> intensity = random_intensity<T>(D);
+  ComplexView2<T, MemSpace> object{"object", std::size_t(H), std::size_t(W)};
+  ComplexView2<T, MemSpace> reference{"reference", std::size_t(H), std::size_t(W)};
+
+  IsolatedBatch() {
+    auto hi = Kokkos::create_mirror_view(idx);
+    for (int b = 0; b < B; ++b) hi(b) = 2 * B - 1 - 2 * b;
+    Kokkos::deep_copy(idx, hi);
+    for (int b = 0; b < B; ++b) used.push_back(centres[hi(b)]);
+    test::fill_random(products, 5);
+    test::fill_random(object, 9);
+    Kokkos::deep_copy(reference, object);
+  }
+
+  /// The largest change of the reference, and the largest distance of the
+  /// object from it, relative to that change.
+  double relative_error() const {
+    auto got = test::host_copy(object);
+    auto want = test::host_copy(reference);
+    auto before = test::host_copy(object);
+    test::fill_random(before, 9);  // the object before the update
+    double worst = 0, changed = 0;
+    for (std::size_t k = 0; k < got.span(); ++k) {
+      worst = std::max(worst, double(Kokkos::abs(got.data()[k] - want.data()[k])));
+      changed = std::max(changed, double(Kokkos::abs(want.data()[k] - before.data()[k])));
+    }
+    EXPECT_GT(changed, 0.1);  // the update moved the object
+    return worst / changed;
+  }
+};
+
 TYPED_TEST(IsolatedUpdate, EqualsTheScatteredSumsAndTheTiledUpdate) {
   using T = TypeParam;
   ExecSpace space;
-  int const D = 24, rows = 3, cols = 4, B = rows * cols;
-  int const H = 2 * D + rows * (D + 5), W = 2 * D + cols * (D + 5);
-  std::vector<std::array<double, 2>> centres;
-  auto pos = isolated_positions<T>(rows, cols, D, centres);
-  for (char i : isolated_footprints(centres, D)) ASSERT_TRUE(i);
-  // Every other position, in reverse order: indices need not be sorted.
-  IndexView<MemSpace> idx("idx", B / 2);
-  auto hi = Kokkos::create_mirror_view(idx);
-  for (int b = 0; b < B / 2; ++b) hi(b) = B - 1 - 2 * b;
-  Kokkos::deep_copy(idx, hi);
-  std::vector<std::array<double, 2>> used;
-  for (int b = 0; b < B / 2; ++b) used.push_back(centres[hi(b)]);
-
-  ComplexView3<T, MemSpace> products("products", B / 2, D, D);
-  test::fill_random(products, 5);
-  auto intensity = random_intensity<T>(D);
-  ComplexView2<T, MemSpace> object("object", H, W), reference("reference", H, W);
-  test::fill_random(object, 9);
-  Kokkos::deep_copy(reference, object);
-
+  IsolatedBatch<T> s;
+  for (char i : isolated_footprints(s.centres, s.D)) ASSERT_TRUE(i);
   double const alpha = 0.3, step = 0.8;
-  double const w_max = reference_update(space, pos, idx, products, intensity, reference, used, alpha, step);
-  double const got_max = max_isolated_weight(space, pos, idx, intensity);
+  double const w_max =
+      reference_update(space, s.pos, s.idx, s.products, s.intensity, s.reference, s.used, alpha, step);
+  double const got_max = max_isolated_weight(space, s.pos, s.idx, s.intensity);
   EXPECT_NEAR(got_max, w_max, 1e-6 * w_max);
-  apply_isolated_update(space, pos, idx, products, intensity, object, PreconditionedStep<T>(alpha, w_max, step));
+  apply_isolated_update(space, s.pos, s.idx, s.products, s.intensity, s.object,
+                        PreconditionedStep<T>(alpha, w_max, step));
   space.fence();
+  EXPECT_LT(s.relative_error(), (std::is_same_v<T, float> ? 1e-5 : 1e-13));
+  EXPECT_EQ(max_isolated_weight(space, s.pos, IndexView<MemSpace>("none", 0), s.intensity), 0.0);
+}
 
-  auto got = test::host_copy(object);
-  auto want = test::host_copy(reference);
-  auto before = test::host_copy(object);
-  test::fill_random(before, 9);  // the object before the update
-  double worst = 0, changed = 0;
-  for (std::size_t k = 0; k < got.span(); ++k) {
-    worst = std::max(worst, double(Kokkos::abs(got.data()[k] - want.data()[k])));
-    changed = std::max(changed, double(Kokkos::abs(want.data()[k] - before.data()[k])));
-  }
-  EXPECT_GT(changed, 0.1);  // the update moved the object
-  EXPECT_LT(worst, (std::is_same_v<T, float> ? 1e-5 : 1e-13) * changed);
-  EXPECT_EQ(max_isolated_weight(space, pos, IndexView<MemSpace>("none", 0), intensity), 0.0);
+// LSQML: the footprint-shaped directions, added with a step, equal the
+// object-shaped direction preconditioned and added over the tiles.
+TYPED_TEST(IsolatedUpdate, DirectionsEqualTheObjectShapedDirection) {
+  using T = TypeParam;
+  ExecSpace space;
+  IsolatedBatch<T> s;
+  double const alpha = 0.2, step = 1.7;
+  double const w_max = max_isolated_weight(space, s.pos, s.idx, s.intensity);
+  reference_direction_step(space, s.pos, s.idx, s.products, s.intensity, s.reference, s.used, alpha, w_max, step);
+  ComplexView3<T, MemSpace> dirs("dirs", s.B + 1, s.D + 1, s.D + 1);  // room to spare: only B are read
+  isolated_directions(space, s.pos, s.idx, s.products, s.intensity, dirs, PreconditionedDirection<T>(alpha, w_max));
+  add_isolated_directions(space, s.pos, s.idx, dirs, s.object, step);
+  space.fence();
+  EXPECT_LT(s.relative_error(), (std::is_same_v<T, float> ? 1e-5 : 1e-13));
 }
 
 }  // namespace

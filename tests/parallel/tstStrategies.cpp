@@ -183,7 +183,7 @@ TEST(Neighbor, ReproducesFullSync) {
   }
 }
 
-// rPIE's isolated positions (footprints that meet no other of their batch)
+// rPIE's and LSQML's isolated positions (footprints that meet no other of their batch)
 // are updated without object sums where no other rank holds their pixels
 // (Sync::footprint_private), after the sums, with the batch's largest weight
 // over all ranks. Small batches make many of them; the result must be the
@@ -197,21 +197,23 @@ TEST(Neighbor, IsolatedPositionsGiveTheResultOfTheSums) {
     o.isolated_updates = false;
   };
   auto const& wide = DatasetEnvironment::wide_path;
-  auto const direct = run<double>("neighbor", 1, "rpie", 4, batch4, wide);
-  auto const ref = run<double>("neighbor", 1, "rpie", 4, summed, wide);
-  double isolated = double(direct.isolated), none = double(ref.isolated);
-  comm.allreduce(&isolated, 1, Datatype::float64, ReduceOp::sum);
-  comm.allreduce(&none, 1, Datatype::float64, ReduceOp::sum);
-  if (!is_root()) return;
-  double const dobj = relative_difference(direct.object, ref.object);
-  std::printf("[ measured ] %d rank(s): %.0f of 400 positions isolated, object difference %.2e\n", comm.size(),
-              isolated, dobj);
-  EXPECT_EQ(none, 0.0);
-  EXPECT_GT(isolated, 0.0);
-  EXPECT_LT(dobj, 1e-9);
-  EXPECT_LT(relative_difference(direct.probe, ref.probe), 1e-9);
-  for (std::size_t e = 0; e < ref.cost.size(); ++e)
-    EXPECT_NEAR(direct.cost[e], ref.cost[e], 1e-9 * ref.cost[e]) << "epoch " << e;
+  for (char const* solver : {"rpie", "lsqml"}) {
+    auto const direct = run<double>("neighbor", 1, solver, 4, batch4, wide);
+    auto const ref = run<double>("neighbor", 1, solver, 4, summed, wide);
+    double isolated = double(direct.isolated), none = double(ref.isolated);
+    comm.allreduce(&isolated, 1, Datatype::float64, ReduceOp::sum);
+    comm.allreduce(&none, 1, Datatype::float64, ReduceOp::sum);
+    if (!is_root()) continue;
+    double const dobj = relative_difference(direct.object, ref.object);
+    std::printf("[ measured ] %s, %d rank(s): %.0f of 400 positions isolated, object difference %.2e\n", solver,
+                comm.size(), isolated, dobj);
+    EXPECT_EQ(none, 0.0) << solver;
+    EXPECT_GT(isolated, 0.0) << solver;
+    EXPECT_LT(dobj, 1e-9) << solver;
+    EXPECT_LT(relative_difference(direct.probe, ref.probe), 1e-9) << solver;
+    for (std::size_t e = 0; e < ref.cost.size(); ++e)
+      EXPECT_NEAR(direct.cost[e], ref.cost[e], 1e-9 * ref.cost[e]) << solver << ", epoch " << e;
+  }
 }
 
 TEST(Neighbor, HoldsOnlyItsTileAndIdenticalProbes) {

@@ -8,10 +8,14 @@
 //     || chi - x1 P S_b D_O - x2 D_P S_b O ||^2 (2x2 system, A1/A4
 //     regularised by half their batch means);
 //  4. beta_O, beta_P = batch means of max(0, x); O += beta_O D_O, P += beta_P D_P.
+// D_O of a batch's isolated positions (footprints that meet no other) is
+// kept footprint by footprint (kernels/isolated_update.hpp), not in the
+// object-shaped sums.
 
 #include "pie_common.hpp"
 
 #include <ptyko/kernels/compat.hpp>
+#include <ptyko/kernels/isolated_update.hpp>
 #include <ptyko/kernels/patch.hpp>
 #include <ptyko/kernels/update.hpp>
 
@@ -60,6 +64,8 @@ struct StepSumsViews {
   ComplexView3<T, Mem> P, dP;  ///< probe and its direction (M, D, D)
   ComplexView3<T, Mem> S;      ///< S_b O (B, D, D)
   ComplexView2<T, Mem> dO;     ///< the object's direction D_O: S_b D_O is sampled where it is used
+  ComplexView3<T, Mem> dI;     ///< D_O on the footprints of the isolated positions b >= isolated_from
+  int isolated_from;           ///< (isolated_directions: b's footprint row u is dI(b - isolated_from, u, .))
   PositionView<T, Mem> pos;    ///< positions (pixels)
   IndexView<Mem> idx;          ///< position of each b
   ComplexView4<T, Mem> X;      ///< chi (B, M, D, D)
@@ -70,8 +76,11 @@ struct StepSumsViews {
     int const n = idx(b);
     return PatchCorner<T>(pos(n, 0), pos(n, 1), int(P.extent(1)));
   }
-  /// The rows of D_O that S_b D_O's row i interpolates.
-  KOKKOS_INLINE_FUNCTION Complex<T> const* dir_row(PatchCorner<T> const& c, int i) const { return &dO(c.y + i, c.x); }
+  /// The row of D_O that S_b D_O's row i interpolates with the next one,
+  /// at column c.x: in the object, or in b's own footprint-shaped direction.
+  KOKKOS_INLINE_FUNCTION Complex<T> const* dir_row(int b, PatchCorner<T> const& c, int i) const {
+    return b < isolated_from ? &dO(c.y + i, c.x) : &dI(b - isolated_from, i, 0);
+  }
 };
 
 /// step_sums on device spaces: one team per position, a team reduction over
@@ -92,7 +101,7 @@ void step_sums_teams(ExecSpace const& space, int B, StepSumsViews<T, typename Ex
             Kokkos::TeamThreadRange(team, pixels),
             [&](int k, StepSums& acc) {
               int const i = k / D, j = k % D;
-              Complex<T> const s = v.S(b, i, j), ds = c.sample_rows(v.dir_row(c, i), v.dir_row(c, i + 1), j);
+              Complex<T> const s = v.S(b, i, j), ds = c.sample_rows(v.dir_row(b, c, i), v.dir_row(b, c, i + 1), j);
               for (int m = 0; m < M; ++m) {
                 Complex<T> const dpo = v.with_probe ? v.dP(m, i, j) * s : Complex<T>(0);
                 add_step_terms(v.P(m, i, j) * ds, dpo, v.X(b, m, i, j), acc.v, 1);
@@ -122,9 +131,9 @@ void step_sums_rows(ExecSpace const& space, int B, StepSumsViews<T, typename Exe
         for (int i = 0; i < D; ++i) {
           T row[6 * lanes] = {};
           Complex<T> const* s = &v.S(b, i, 0);
-          Complex<T> const* d0 = v.dir_row(c, i);
-          Complex<T> const* d1 = v.dir_row(c, i + 1);
-          if (i + 3 <= D) prefetch_host(v.dir_row(c, i + 3), (D + 1) * sizeof(Complex<T>));  // row i + 2's
+          Complex<T> const* d0 = v.dir_row(b, c, i);
+          Complex<T> const* d1 = v.dir_row(b, c, i + 1);
+          if (i + 3 <= D) prefetch_host(v.dir_row(b, c, i + 3), (D + 1) * sizeof(Complex<T>));  // row i + 2's
           for (int c0 = 0; c0 < D; c0 += lanes) {
             int const n = D - c0 < lanes ? D - c0 : lanes;
             Complex<T> ds[lanes];
@@ -193,9 +202,9 @@ void step_sums_rows_compiled(ExecSpace const& space, int B,
           }
           T lane[6 * N];
           for (int q = 0; q < 6 * N; ++q) lane[q] = T(0);
-          Complex<T> const* d0 = v.dir_row(c, i);
-          Complex<T> const* d1 = v.dir_row(c, i + 1);
-          if (i + 3 <= D) prefetch_host(v.dir_row(c, i + 3), (D + 1) * sizeof(Complex<T>));  // row i + 2's
+          Complex<T> const* d0 = v.dir_row(b, c, i);
+          Complex<T> const* d1 = v.dir_row(b, c, i + 1);
+          if (i + 3 <= D) prefetch_host(v.dir_row(b, c, i + 3), (D + 1) * sizeof(Complex<T>));  // row i + 2's
           if (v.with_probe)
             step_row<MC, N, true>(p, dp, &v.S(b, i, 0), c, d0, d1, x, D, lane);
           else
@@ -214,19 +223,22 @@ void step_sums_rows_compiled(ExecSpace const& space, int B,
 /// A1 = sum |dOP|^2, A4 = sum |dPO|^2, A2 = sum conj(dOP) dPO,
 /// b1 = Re sum conj(dOP) chi, b2 = Re sum conj(dPO) chi. S_b D_O is sampled
 /// from the direction `dir_object` inside the sums (no patch buffer: one
-/// pass less over the batch). Non-blocking.
+/// pass less over the batch), for the positions b >= isolated_from from
+/// their footprint-shaped directions `dir_isolated` (isolated_directions).
+/// Non-blocking.
 template <class T, class ExecSpace>
 void step_sums(ExecSpace const& space, int B, ComplexView3<T, typename ExecSpace::memory_space> const& probe,
                ComplexView3<T, typename ExecSpace::memory_space> const& dir_probe,
                ComplexView3<T, typename ExecSpace::memory_space> const& patches,
                ComplexView2<T, typename ExecSpace::memory_space> const& dir_object,
+               ComplexView3<T, typename ExecSpace::memory_space> const& dir_isolated, int isolated_from,
                PositionView<T, typename ExecSpace::memory_space> const& positions,
                IndexView<typename ExecSpace::memory_space> const& indices,
                ComplexView4<T, typename ExecSpace::memory_space> const& chi,
                Kokkos::View<double* [6], Kokkos::LayoutRight, typename ExecSpace::memory_space> const& sums,
                bool with_probe) {
   StepSumsViews<T, typename ExecSpace::memory_space> const v{
-      probe, dir_probe, patches, dir_object, positions, indices, chi, sums, with_probe};
+      probe, dir_probe, patches, dir_object, dir_isolated, isolated_from, positions, indices, chi, sums, with_probe};
   if constexpr (is_host_space_v<ExecSpace>)
     with_compiled_modes(int(probe.extent(0)), [&](auto mc) {
       constexpr int MC = decltype(mc)::value;
@@ -247,6 +259,10 @@ class LSQML final : public Solver<T, ExecSpace> {
 
   std::string name() const override { return "lsqml"; }
 
+  bool updates_isolated_positions(SolverOptions const& options, typename Base::SyncT const& sync) const override {
+    return isolated_positions_apply(options, sync);
+  }
+
   void setup(ExecSpace const& space, typename Base::Data const& data, typename Base::St const& state,
              SolverOptions const& options, int max_local_batch) override {
     m_options = options;
@@ -260,6 +276,10 @@ class LSQML final : public Solver<T, ExecSpace> {
     m_step = StepView(Kokkos::view_alloc(space, "ptyko::LSQML::step_sums"), batch);
     m_step_host = Kokkos::create_mirror_view(m_step);
     m_sums = UpdateSums<T, ExecSpace>(space, H, W, M, D, batch);
+    if (options.isolated_updates && options.illumination == IlluminationNorm::batch)
+      m_isolated_dir = ComplexView3<T, Mem>(
+          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LSQML::isolated_directions"), batch, D + 1,
+          D + 1);
     if (options.illumination == IlluminationNorm::all) {
       m_all = UpdateSums<T, ExecSpace>(space, H, W, M, D, batch);
       m_chunks = index_chunks<Mem>(data.local_frames(), batch);
@@ -276,12 +296,16 @@ class LSQML final : public Solver<T, ExecSpace> {
     for (auto const* batch : batches) {
       auto const& idx = batch->local;
       auto const& tiles = batch->tiles.list;
-      int const B = int(idx.extent(0));
+      int const B = int(idx.extent(0)), isolated_from = B - batch->isolated;
       m_sums.begin_batch(space, batch->tiles, update_probe);
+      // Isolated positions keep their products; their direction is made
+      // from them once the batch's largest weight over all ranks is known.
+      double const isolated_max =
+          batch->isolated > 0 ? m_sums.begin_isolated(space, state.probe, data.positions, idx, batch->isolated) : 0;
       // The step sums below read every position's waves and patches again.
       cost += gradient_sums(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches(), m_sums,
                             update_probe, m_chunk, /*keep=*/true);
-      auto maxima = m_sums.reduce(space, sync, update_probe);
+      auto maxima = m_sums.reduce(space, sync, update_probe, isolated_max);
       // Search directions, in place of the sums.
       // The last read of the batch's weights: cleared behind the pass when
       // they are the ones it reads and the strategy does not read them after
@@ -289,6 +313,11 @@ class LSQML final : public Solver<T, ExecSpace> {
       precondition_direction(space, tiles, m_sums.obj_num, all ? m_all.obj_w : m_sums.obj_w, m_options.alpha,
                              all ? all_max[0] : maxima[0],
                              m_sums.zero_weight_after_use(!all && !sync.reads_batch_illumination()));
+      auto const isolated = m_sums.kept_isolated(idx);
+      if (batch->isolated > 0)
+        isolated_directions(space, data.positions, isolated.indices, isolated.products,
+                            m_sums.batch_probe_intensity(), m_isolated_dir,
+                            PreconditionedDirection<T>(m_options.alpha, maxima[0]));
       if (update_probe)
         precondition_direction(space, m_sums.probe_num, all ? m_all.probe_w : m_sums.probe_w,
                                m_options.beta, all ? all_max[1] : maxima[1]);
@@ -296,8 +325,8 @@ class LSQML final : public Solver<T, ExecSpace> {
       // Per-position step sizes; batch means over all ranks.
       double acc[4] = {0, 0, 0, 0};  // sum A1, sum A4 | then sum max(0,x1), sum max(0,x2)
       if (B > 0) {
-        step_sums<T>(space, B, state.probe, m_sums.probe_num, m_model->patches(), m_sums.obj_num, data.positions,
-                     idx, m_waves, m_step, update_probe);
+        step_sums<T>(space, B, state.probe, m_sums.probe_num, m_model->patches(), m_sums.obj_num, m_isolated_dir,
+                     isolated_from, data.positions, idx, m_waves, m_step, update_probe);
         Kokkos::deep_copy(space, m_step_host, m_step);  // device -> host: B x 6 step sums
         fence(space, "ptyko::LSQML::step_sums");
         for (int b = 0; b < B; ++b) {
@@ -330,6 +359,8 @@ class LSQML final : public Solver<T, ExecSpace> {
       sync.sum(steps, 2);
       double const beta_o = steps[0] / n, beta_p = steps[1] / n;
       add_scaled(space, tiles, state.object, m_sums.obj_num, beta_o, m_sums.zero_numerator_after_use());
+      if (batch->isolated > 0)
+        add_isolated_directions(space, data.positions, isolated.indices, m_isolated_dir, state.object, beta_o);
       if (update_probe)
         add_scaled(space, state.probe, m_sums.probe_num, beta_p, m_sums.zero_probe_numerator_after_use());
       if (m_options.object_clip) clip_amplitude(space, tiles, state.object, T(1));
@@ -343,6 +374,7 @@ class LSQML final : public Solver<T, ExecSpace> {
   SolverOptions m_options;
   std::unique_ptr<ForwardModel<T, ExecSpace>> m_model;
   ComplexView4<T, Mem> m_waves;
+  ComplexView3<T, Mem> m_isolated_dir;  ///< (batch, D + 1, D + 1): isolated positions' object direction
   StepView m_step;
   typename StepView::HostMirror m_step_host;
   UpdateSums<T, ExecSpace> m_sums, m_all;

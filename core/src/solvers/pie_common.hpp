@@ -106,6 +106,18 @@ std::array<double, 2> all_positions_weights(ExecSpace const& space, ForwardModel
   return maxima;
 }
 
+/// Whether a batch-gradient solver (rPIE/ePIE, LSQML) with `options` and
+/// `sync` takes its isolated positions apart (Solver::
+/// updates_isolated_positions): with the batch's own illumination and no
+/// clip, their object sums are their own terms alone
+/// (kernels/isolated_update.hpp), on pixels no other rank holds
+/// (Sync::footprint_private), when the strategy reads no batch sums.
+template <class T, class ExecSpace>
+bool isolated_positions_apply(SolverOptions const& options, Sync<T, ExecSpace> const& sync) {
+  return options.isolated_updates && options.illumination == IlluminationNorm::batch && !options.object_clip &&
+         !sync.reads_batch_illumination();
+}
+
 /// Index Views covering 0..n-1 in pieces of at most `chunk`.
 template <class Mem>
 std::vector<IndexView<Mem>> index_chunks(int n, int chunk) {

@@ -19,13 +19,8 @@ class RPIE final : public Solver<T, ExecSpace> {
   explicit RPIE(std::string name) : m_name(std::move(name)) {}
   std::string name() const override { return m_name; }
 
-  /// With the batch's own illumination and no clip: the isolated
-  /// positions' object sums would be their own terms alone
-  /// (kernels/isolated_update.hpp), on pixels no other rank holds
-  /// (Sync::footprint_private), when the strategy reads no batch sums.
   bool updates_isolated_positions(SolverOptions const& options, typename Base::SyncT const& sync) const override {
-    return options.isolated_updates && options.illumination == IlluminationNorm::batch && !options.object_clip &&
-           !sync.reads_batch_illumination();
+    return isolated_positions_apply(options, sync);
   }
 
   void setup(ExecSpace const& space, typename Base::Data const& data, typename Base::St const& state,
@@ -62,15 +57,20 @@ class RPIE final : public Solver<T, ExecSpace> {
       // (and the batch's largest weight is known first); on several, after
       // the sums, with the largest weight over all ranks.
       bool const in_pipeline = sync.ranks() == 1;
-      double const isolated_max =
-          batch->isolated > 0 ? m_sums.begin_isolated(space, state.probe, data.positions, idx, batch->isolated,
-                                                      state.object, m_options.alpha, step, in_pipeline)
-                              : -1;
+      double isolated_max = 0;
+      if (batch->isolated > 0 && in_pipeline)
+        m_sums.begin_isolated_updates(space, state.probe, data.positions, idx, batch->isolated, state.object,
+                                      m_options.alpha, step);  // reduce returns its w_max
+      else if (batch->isolated > 0)
+        isolated_max = m_sums.begin_isolated(space, state.probe, data.positions, idx, batch->isolated);
       cost += gradient_sums(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches(), m_sums,
                             update_probe, m_chunk, /*keep=*/false);
-      // In the pipeline, reduce returns begin_isolated's w_max.
-      auto maxima = m_sums.reduce(space, sync, update_probe, in_pipeline ? 0.0 : std::max(0.0, isolated_max));
-      if (!in_pipeline && batch->isolated > 0) m_sums.finish_isolated(space, data.positions, idx, maxima[0]);
+      auto maxima = m_sums.reduce(space, sync, update_probe, isolated_max);
+      if (!in_pipeline && batch->isolated > 0) {
+        auto const kept = m_sums.kept_isolated(idx);
+        apply_isolated_update(space, data.positions, kept.indices, kept.products, m_sums.batch_probe_intensity(),
+                              state.object, PreconditionedStep<T>(m_options.alpha, maxima[0], step));
+      }
       bool const all = m_options.illumination == IlluminationNorm::all;
       // The update reads the batch's sums last: it clears them behind itself
       // (the weights only when they are the ones it reads and the strategy

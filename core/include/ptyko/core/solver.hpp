@@ -64,12 +64,11 @@ struct SolverOptions {
   /// for the cache on host spaces, the whole batch on devices). A tuning and
   /// testing knob: it changes the speed, not the result (up to rounding).
   int pipeline_chunk = 0;
-  /// Whether solvers that can (rPIE/ePIE) update the isolated positions of
-  /// a batch, those whose footprints meet no other's on pixels of one rank
-  /// (Sync::footprint_private), straight
-  /// from their patches instead of through object-shaped sums
-  /// (kernels/isolated_update.hpp). A testing knob like pipeline_chunk: the
-  /// same result up to rounding.
+  /// Whether solvers that can (rPIE/ePIE, LSQML) take the isolated
+  /// positions of a batch, those whose footprints meet no other's on pixels
+  /// of one rank (Sync::footprint_private), straight from their patches
+  /// instead of through object-shaped sums (kernels/isolated_update.hpp). A
+  /// testing knob like pipeline_chunk: the same result up to rounding.
   bool isolated_updates = true;
 };
 
@@ -114,7 +113,7 @@ class Solver {
   virtual double epoch(ExecSpace const& space, Data const& data, St& state,
                        std::vector<Batch const*> const& batches, SyncT& sync, bool update_probe) = 0;
   /// Whether this solver, with `options` and `sync`, updates the isolated
-  /// positions of a batch itself (LocalBatch::isolated_from): then the
+  /// positions of a batch itself (LocalBatch::isolated): then the
   /// batches put them last and leave them out of their tiles.
   virtual bool updates_isolated_positions(SolverOptions const& /*options*/, SyncT const& /*sync*/) const {
     return false;

@@ -11,6 +11,9 @@
 // object-shaped passes were a third of an rPIE epoch (docs/performance.md).
 // The values are those of scatter + tiled update (PreconditionedStep of the
 // same two BilinearAdjointRow sums, up to the compiler's contractions).
+// LSQML's search direction on isolated positions is kept footprint-shaped
+// (isolated_directions): its step sums sample it there, and
+// add_isolated_directions adds it once the step is known.
 
 #include <ptyko/kernels/frame_loop.hpp>
 #include <ptyko/kernels/patch.hpp>
@@ -32,6 +35,21 @@ struct IsolatedUpdatePixel {
   PreconditionedStep<T> op;
   KOKKOS_INLINE_FUNCTION void inner(int v) const { op(o[v], num.inner(v), w.inner(v)); }
   KOKKOS_INLINE_FUNCTION void edge(int v) const { op(o[v], num.edge(v), w.edge(v)); }
+};
+
+/// One footprint pixel of an isolated position's LSQML search direction.
+template <class T>
+struct IsolatedDirectionPixel {
+  BilinearAdjointRow<T, Complex<T>> num;  ///< products row
+  BilinearAdjointRow<T, T> w;             ///< probe intensity row
+  Complex<T>* d;                          ///< direction row (footprint column 0)
+  PreconditionedDirection<T> op;
+  KOKKOS_INLINE_FUNCTION void set(int v, Complex<T> u, T weight) const {
+    op(u, weight);
+    d[v] = u;
+  }
+  KOKKOS_INLINE_FUNCTION void inner(int v) const { set(v, num.inner(v), w.inner(v)); }
+  KOKKOS_INLINE_FUNCTION void edge(int v) const { set(v, num.edge(v), w.edge(v)); }
 };
 
 /// Writes S^T values of a footprint row to out[v - first].
@@ -109,6 +127,68 @@ void apply_isolated_update(ExecSpace const& space, PositionView<T, Mem> const& p
         // Host rows: ask for the object row two footprint rows further down.
         if (v1 - v0 > 1 && u + 2 <= D) prefetch_host(&obj(c.y + u + 2, c.x), (D + 1) * sizeof(Complex<T>));
         impl::walk_footprint_row(pixel, pixel.num.interior(), D, v0, v1);
+      });
+}
+
+/// LSQML's preconditioned object direction on the footprints of isolated
+/// positions n = indices(b): directions(b, u, v) = S_n^T products(b) /
+/// sqrt(((1 - alpha) S_n^T intensity)^2 + (alpha w_max)^2) at object pixel
+/// (corner_y + u, corner_x + v), u, v in [0, D], with the products and
+/// intensity of apply_isolated_update and `op` = PreconditionedDirection.
+/// These are the values the object-shaped direction (scatter, then
+/// precondition_direction over the tiles) would hold there: the footprints
+/// of isolated positions meet no other of their batch. `directions` is
+/// (>= B, D + 1, D + 1) and every pixel of its first B footprints is
+/// written. Non-blocking.
+template <class ExecSpace, class T, class Mem>
+void isolated_directions(ExecSpace const& space, PositionView<T, Mem> const& positions,
+                         IndexView<Mem> const& indices, ComplexView3<T, Mem> const& products,
+                         RealView2<T, Mem> const& intensity, ComplexView3<T, Mem> const& directions,
+                         PreconditionedDirection<T> const& op) {
+  int const B = int(indices.extent(0)), D = int(intensity.extent(0));
+  PTYKO_ASSERT(int(products.extent(0)) >= B && int(products.extent(1)) == D, "products do not match the positions");
+  PTYKO_ASSERT(int(directions.extent(0)) >= B && int(directions.extent(1)) == D + 1 &&
+                   int(directions.extent(2)) == D + 1,
+               "isolated directions must be (B, D + 1, D + 1)");
+  auto pos = positions;
+  auto idx = indices;
+  auto prod = products;
+  auto pint = intensity;
+  auto dir = directions;
+  auto const num_row = KOKKOS_LAMBDA(int b, int i) { return &prod(b, i, 0); };
+  auto const w_row = KOKKOS_LAMBDA(int, int i) { return &pint(i, 0); };
+  for_each_frame_span(space, "ptyko::isolated_directions", B, D + 1, KOKKOS_LAMBDA(int b, int u, int v0, int v1) {
+        PatchCorner<T> const c(pos(idx(b), 0), pos(idx(b), 1), D);
+        impl::IsolatedDirectionPixel<T> const pixel{impl::BilinearAdjointRow<T, Complex<T>>(c, num_row, b, u, D),
+                                                    impl::BilinearAdjointRow<T, T>(c, w_row, b, u, D), &dir(b, u, 0),
+                                                    op};
+        impl::walk_footprint_row(pixel, pixel.num.interior(), D, v0, v1);
+      });
+}
+
+/// object += step directions(b) over the footprints of the isolated
+/// positions indices(b) (isolated_directions' layout): add_scaled of the
+/// object-shaped direction, footprint by footprint. No atomics: the
+/// footprints do not meet. Non-blocking.
+template <class ExecSpace, class T, class Mem>
+void add_isolated_directions(ExecSpace const& space, PositionView<T, Mem> const& positions,
+                             IndexView<Mem> const& indices, ComplexView3<T, Mem> const& directions,
+                             ComplexView2<T, Mem> const& object, double step) {
+  int const B = int(indices.extent(0)), D1 = int(directions.extent(1));
+  PTYKO_ASSERT(int(directions.extent(0)) >= B && int(directions.extent(2)) == D1,
+               "isolated directions must be (B, D + 1, D + 1)");
+  auto pos = positions;
+  auto idx = indices;
+  auto dir = directions;
+  auto obj = object;
+  T const s(step);
+  for_each_frame_span(space, "ptyko::add_isolated_directions", B, D1, KOKKOS_LAMBDA(int b, int u, int v0, int v1) {
+        PatchCorner<T> const c(pos(idx(b), 0), pos(idx(b), 1), D1 - 1);
+        Complex<T>* o = &obj(c.y + u, c.x);
+        Complex<T> const* d = &dir(b, u, 0);
+        // Host rows: ask for the object row two footprint rows further down.
+        if (v1 - v0 > 1 && u + 2 < D1) prefetch_host(&obj(c.y + u + 2, c.x), D1 * sizeof(Complex<T>));
+        for (int v = v0; v < v1; ++v) o[v] += s * d[v];
       });
 }
 

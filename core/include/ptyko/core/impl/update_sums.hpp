@@ -7,8 +7,9 @@
 //   probe_w   = sum_b |S_b O|^2                              (D, D) real
 // then summed over ranks through Sync. Buffers are allocated once.
 //
-// Isolated positions (rPIE: begin_isolated) skip the object sums and update
-// the object directly from their products.
+// Isolated positions (begin_isolated) skip the object sums: rPIE updates
+// the object directly from their products, LSQML takes its direction there
+// from them.
 //
 // A batch writes obj_num and obj_w only inside its footprints' tiles (the
 // batch's TileList, which covers every rank's positions of the batch), so
@@ -126,31 +127,37 @@ class UpdateSums {
   }
 
   /// Makes the last `isolated` positions of the batch `idx` isolated
-  /// (LocalBatch::isolated): they update `object` directly,
-  /// O += step S^T(sum_m conj(P_m) delta) / ((1 - alpha) S^T sum_m |P_m|^2
-  /// + alpha w_max) (apply_isolated_update), instead of adding to the object
-  /// sums. Call after begin_batch, with the batch's probe.
-  /// `in_pipeline` (one rank): accumulate updates each isolated position as
-  /// its chunk goes, with its product still in cache. That needs the
-  /// batch's largest weight first, so the other positions' illumination is
-  /// added now (accumulate then skips it); returns that w_max, for the
-  /// update of the other positions (blocking).
-  /// Otherwise (several ranks, where w_max needs the sum over ranks):
-  /// accumulate keeps their products, and finish_isolated updates them
-  /// after reduce; returns this rank's largest isolated weight, for reduce.
+  /// (LocalBatch::isolated): they add nothing to the object sums;
+  /// accumulate keeps their products sum_m conj(P_m) delta at their batch
+  /// slots instead (kept_isolated), for an update from their footprints
+  /// alone once the batch's largest weight over all ranks is known (reduce):
+  /// rPIE's apply_isolated_update, LSQML's isolated_directions. Call after
+  /// begin_batch, with the batch's probe. Returns this rank's largest
+  /// isolated weight, for reduce.
   double begin_isolated(ExecSpace const& space, ComplexView3<T, Mem> const& probe,
-                        PositionView<T, Mem> const& positions, IndexView<Mem> const& idx, int isolated,
-                        ComplexView2<T, Mem> const& object, double alpha, double step, bool in_pipeline) {
+                        PositionView<T, Mem> const& positions, IndexView<Mem> const& idx, int isolated) {
     int const B = int(idx.extent(0));
     set_batch_probe(space, probe);
     IndexView<Mem> const alone = Kokkos::subview(idx, std::make_pair(B - isolated, B));
-    double const alone_max = max_isolated_weight(space, positions, alone, m_probe_int);
     m_isolated_from = B - isolated;
-    m_isolated_in_pipeline = in_pipeline;
+    m_isolated_in_pipeline = false;
+    return max_isolated_weight(space, positions, alone, m_probe_int);
+  }
+
+  /// begin_isolated for rPIE on one rank, where the batch's largest weight
+  /// is this rank's: accumulate updates each isolated position as its chunk
+  /// goes, O += step S^T(sum_m conj(P_m) delta) / ((1 - alpha) S^T sum_m
+  /// |P_m|^2 + alpha w_max) (apply_isolated_update), with its product still
+  /// in cache. That needs w_max first, so the other positions' illumination
+  /// is added now (accumulate then skips it); returns that w_max, which
+  /// reduce returns too (blocking).
+  double begin_isolated_updates(ExecSpace const& space, ComplexView3<T, Mem> const& probe,
+                                PositionView<T, Mem> const& positions, IndexView<Mem> const& idx, int isolated,
+                                ComplexView2<T, Mem> const& object, double alpha, double step) {
+    int const B = int(idx.extent(0));
+    double const alone_max = begin_isolated(space, probe, positions, idx, isolated);
+    m_isolated_in_pipeline = true;
     m_object = object;
-    m_alpha = alpha;
-    m_step = step;
-    if (!in_pipeline) return alone_max;
     add_illumination(space, positions, Kokkos::subview(idx, std::make_pair(0, B - isolated)), obj_w);
     double summed_max = m_w_max;
     if constexpr (!is_host_space_v<ExecSpace>) summed_max = max_over_tiles(space, m_written.list, obj_w);
@@ -161,24 +168,27 @@ class UpdateSums {
     return w_max;
   }
 
-  /// Updates the isolated positions of the batch `idx` whose products
-  /// accumulate kept (begin_isolated without in_pipeline), given the
-  /// batch's largest weight over all ranks (from reduce).
-  void finish_isolated(ExecSpace const& space, PositionView<T, Mem> const& positions, IndexView<Mem> const& idx,
-                       double w_max) {
+  /// The isolated positions of the batch `idx` (begin_isolated) and their
+  /// products sum_m conj(P_m) delta, which accumulate kept.
+  struct IsolatedProducts {
+    IndexView<Mem> indices;
+    ComplexView3<T, Mem> products;
+  };
+  IsolatedProducts kept_isolated(IndexView<Mem> const& idx) const {
     int const B = int(idx.extent(0));
-    if (m_isolated_from >= B || m_isolated_in_pipeline) return;
-    auto const alone = std::make_pair(m_isolated_from, B);
-    IndexView<Mem> const tail = Kokkos::subview(idx, alone);
-    ComplexView3<T, Mem> const products = Kokkos::subview(m_products, alone, Kokkos::ALL, Kokkos::ALL);
-    apply_isolated_update(space, positions, tail, products, m_probe_int, m_object,
-                          PreconditionedStep<T>(m_alpha, w_max, m_step));
+    auto const alone = std::make_pair(std::min(m_isolated_from, B), B);
+    return {Kokkos::subview(idx, alone), Kokkos::subview(m_products, alone, Kokkos::ALL, Kokkos::ALL)};
   }
+
+  /// sum_m |P_m|^2 of the batch's probe (set_batch_probe): the isolated
+  /// positions' weights are its S^T.
+  RealView2<T, Mem> const& batch_probe_intensity() const { return m_probe_int; }
 
   /// Adds the batch's contributions; `patches` must hold S_b O of the batch
   /// and set_probe must have seen `probe`. `idx` may be a part of the batch
-  /// starting at its position `first`; the isolated ones (begin_isolated)
-  /// update the object, or keep their products at their batch slots.
+  /// starting at its position `first`; the isolated ones keep their
+  /// products at their batch slots (begin_isolated) or update the object
+  /// (begin_isolated_updates).
   void accumulate(ExecSpace const& space, ComplexView3<T, Mem> const& probe,
                   ComplexView3<T, Mem> const& patches, PositionView<T, Mem> const& positions,
                   IndexView<Mem> const& idx, ComplexView4<T, Mem> const& delta, bool probe_sums, int first = 0) {
@@ -261,10 +271,9 @@ class UpdateSums {
 
   static constexpr int no_isolated = std::numeric_limits<int>::max();
   int m_isolated_from = no_isolated;  ///< the batch's first isolated position (begin_isolated)
-  ComplexView2<T, Mem> m_object;      ///< the object isolated positions update
+  ComplexView2<T, Mem> m_object;      ///< the object isolated positions update (in the pipeline)
   bool m_batch_probe_set = false;      ///< set_batch_probe ran since begin_batch
-  bool m_isolated_in_pipeline = true;  ///< begin_isolated's in_pipeline
-  double m_alpha = 0, m_step = 1;      ///< the isolated update's, for finish_isolated
+  bool m_isolated_in_pipeline = true;  ///< begin_isolated_updates, not begin_isolated
   PreconditionedStep<T> m_isolated_step{0, 0, 0};  ///< in the pipeline
   MirroredTileList<Mem> m_written;  ///< tiles of the current batch (when m_tiled)
   bool m_tiled = false;     ///< false: the sums may span the whole object
