@@ -1,7 +1,8 @@
 // Isolated positions: isolated_footprints finds the positions whose
 // footprints meet no other, their direct update equals the scatter of the
 // object sums followed by the tiled preconditioned update, and their
-// footprint-shaped LSQML directions equal the object-shaped one.
+// footprint-shaped LSQML directions equal the object-shaped one; their
+// largest weight skips rows that cannot hold it and stays exact.
 #include <ptyko/kernels/isolated_update.hpp>
 #include <ptyko/kernels/patch.hpp>
 #include <ptyko/kernels/tiles.hpp>
@@ -97,6 +98,29 @@ RealView2<T, MemSpace> random_intensity(int D) {
   return w;
 }
 
+// A smooth probe intensity: a Gaussian peak between pixels, on a floor.
+template <class T>
+RealView2<T, MemSpace> peaked_intensity(int D) {
+  RealView2<T, MemSpace> w("intensity", D, D);
+  auto h = Kokkos::create_mirror_view(w);
+  for (int i = 0; i < D; ++i)
+    for (int j = 0; j < D; ++j)
+      h(i, j) = T(0.01 + std::exp(-((i - 11.3) * (i - 11.3) + (j - 12.7) * (j - 12.7)) / 18.0));
+  Kokkos::deep_copy(w, h);
+  return w;
+}
+
+// The largest weight as the object-shaped scatter and max_value give it.
+template <class T>
+double scattered_max(ExecSpace const& space, PositionView<T, MemSpace> const& pos, IndexView<MemSpace> const& idx,
+                     RealView2<T, MemSpace> const& intensity, int H, int W) {
+  int const D = int(intensity.extent(0));
+  RealView2<T, MemSpace> w("w", H, W);
+  auto pint = intensity;
+  scatter_add_patches(space, int(idx.extent(0)), D, pos, idx, w, KOKKOS_LAMBDA(int, int i) { return &pint(i, 0); });
+  return max_value(space, w);
+}
+
 // The reference: the sums scattered into object-shaped arrays, then the
 // tiled update. A free function: nvcc allows no device lambda in a test body.
 template <class T>
@@ -187,13 +211,50 @@ TYPED_TEST(IsolatedUpdate, EqualsTheScatteredSumsAndTheTiledUpdate) {
   double const alpha = 0.3, step = 0.8;
   double const w_max =
       reference_update(space, s.pos, s.idx, s.products, s.intensity, s.reference, s.used, alpha, step);
-  double const got_max = max_isolated_weight(space, s.pos, s.idx, s.intensity);
+  RealView1<T, MemSpace> bounds("bounds", s.D + 1);
+  footprint_row_bounds(space, s.intensity, bounds);
+  double const got_max = max_isolated_weight(space, s.pos, s.idx, s.intensity, bounds);
   EXPECT_NEAR(got_max, w_max, 1e-6 * w_max);
   apply_isolated_update(space, s.pos, s.idx, s.products, s.intensity, s.object,
                         PreconditionedStep<T>(alpha, w_max, step));
   space.fence();
   EXPECT_LT(s.relative_error(), (std::is_same_v<T, float> ? 1e-5 : 1e-13));
-  EXPECT_EQ(max_isolated_weight(space, s.pos, IndexView<MemSpace>("none", 0), s.intensity), 0.0);
+  EXPECT_EQ(max_isolated_weight(space, s.pos, IndexView<MemSpace>("none", 0), s.intensity, bounds), 0.0);
+}
+
+// Skipping the footprint rows whose bound the running maximum reaches keeps
+// the maximum exact. On a peaked intensity most rows lie below it (so rows
+// are skipped), and which of the two rows a footprint row interpolates
+// holds the peak varies with the sub-pixel parts of the 48 positions.
+TYPED_TEST(IsolatedUpdate, RowBoundsKeepTheLargestWeight) {
+  using T = TypeParam;
+  ExecSpace space;
+  int const D = 24, rows = 6, cols = 8;
+  std::vector<std::array<double, 2>> centres;
+  auto const pos = isolated_positions<T>(rows, cols, D, centres);
+  IndexView<MemSpace> idx("idx", rows * cols);
+  auto hi = Kokkos::create_mirror_view(idx);
+  for (int b = 0; b < rows * cols; ++b) hi(b) = b;
+  Kokkos::deep_copy(idx, hi);
+  auto const intensity = peaked_intensity<T>(D);
+  RealView1<T, MemSpace> bounds("bounds", D + 1);
+  footprint_row_bounds(space, intensity, bounds);
+  auto const hb = test::host_copy(bounds);
+  auto const hp = test::host_copy(intensity);
+  for (int u = 0; u <= D; ++u) {
+    T want = 0;
+    for (int i = std::max(0, u - 1); i <= std::min(D - 1, u); ++i)
+      for (int j = 0; j < D; ++j) want = std::max(want, hp(i, j));
+    EXPECT_EQ(hb(u), want) << "footprint row " << u;
+  }
+  double const every_row = max_isolated_weight(space, pos, idx, intensity, RealView1<T, MemSpace>());
+  double const skipping = max_isolated_weight(space, pos, idx, intensity, bounds);
+  EXPECT_EQ(skipping, every_row);
+  int const H = 2 * D + rows * (D + 5), W = 2 * D + cols * (D + 5);
+  EXPECT_NEAR(skipping, scattered_max(space, pos, idx, intensity, H, W), 1e-6 * skipping);
+  int below = 0;
+  for (int u = 0; u <= D; ++u) below += hb(u) < T(skipping);
+  EXPECT_GT(below, D / 2);  // most rows can be skipped once the maximum is found
 }
 
 // LSQML: the footprint-shaped directions, added with a step, equal the
@@ -203,7 +264,7 @@ TYPED_TEST(IsolatedUpdate, DirectionsEqualTheObjectShapedDirection) {
   ExecSpace space;
   IsolatedBatch<T> s;
   double const alpha = 0.2, step = 1.7;
-  double const w_max = max_isolated_weight(space, s.pos, s.idx, s.intensity);
+  double const w_max = max_isolated_weight(space, s.pos, s.idx, s.intensity, RealView1<T, MemSpace>());
   reference_direction_step(space, s.pos, s.idx, s.products, s.intensity, s.reference, s.used, alpha, w_max, step);
   ComplexView3<T, MemSpace> dirs("dirs", s.B + 1, s.D + 1, s.D + 1);  // room to spare: only B are read
   isolated_directions(space, s.pos, s.idx, s.products, s.intensity, dirs, PreconditionedDirection<T>(alpha, w_max));

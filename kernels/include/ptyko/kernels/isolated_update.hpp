@@ -64,23 +64,56 @@ struct FootprintRowValues {
 
 }  // namespace impl
 
+/// bounds(u) >= S^T intensity on footprint row u (u = 0..D) for every
+/// position: the larger maximum of the intensity rows u - 1 and u, which
+/// that footprint row interpolates with non-negative weights summing to at
+/// most 1 (intensity >= 0). max_isolated_weight skips the rows whose bound
+/// its running maximum already reaches. Non-blocking.
+template <class ExecSpace, class T, class Mem>
+void footprint_row_bounds(ExecSpace const& space, RealView2<T, Mem> const& intensity,
+                          RealView1<T, Mem> const& bounds) {
+  int const D = int(intensity.extent(0));
+  PTYKO_ASSERT(int(bounds.extent(0)) == D + 1, "footprint row bounds need D + 1 = ", D + 1, " entries");
+  auto pint = intensity;
+  auto out = bounds;
+  Kokkos::parallel_for(
+      "ptyko::footprint_row_bounds", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, D + 1),
+      KOKKOS_LAMBDA(int u) {
+        T m = T(0);
+        if (u > 0) m = max_nonnegative(&pint(u - 1, 0), 0, std::size_t(D), m);
+        if (u < D) m = max_nonnegative(&pint(u, 0), 0, std::size_t(D), m);
+        out(u) = m;
+      });
+}
+
 /// The largest value of S_n^T intensity over the footprints of the
 /// positions `indices` (each its own: the batch weight of an isolated
 /// position), where `intensity` is sum_m |P_m|^2 (D, D). 0 when there are
-/// none. Blocking: returns a host scalar.
+/// none. `row_bounds` (footprint_row_bounds of `intensity`, or empty: no
+/// skipping) lets a footprint row be skipped when it cannot exceed the
+/// maximum found so far: exact, and on a smooth probe only the rows near
+/// its peak are evaluated once the first position has set the maximum.
+/// Blocking: returns a host scalar.
 template <class ExecSpace, class T, class Mem>
 double max_isolated_weight(ExecSpace const& space, PositionView<T, Mem> const& positions,
-                           IndexView<Mem> const& indices, RealView2<T, Mem> const& intensity) {
+                           IndexView<Mem> const& indices, RealView2<T, Mem> const& intensity,
+                           RealView1<T, Mem> const& row_bounds) {
   int const B = int(indices.extent(0)), D = int(intensity.extent(0));
   if (B == 0) return 0.0;
+  bool const skip = row_bounds.extent(0) > 0;
+  PTYKO_ASSERT(!skip || int(row_bounds.extent(0)) == D + 1, "footprint row bounds need D + 1 entries");
   auto pos = positions;
   auto idx = indices;
   auto pint = intensity;
+  auto bound = row_bounds;
   auto const row = KOKKOS_LAMBDA(int, int i) { return &pint(i, 0); };
   T result = 0;
   reduce_frame_spans(
       space, "ptyko::max_isolated_weight", B, D + 1,
       KOKKOS_LAMBDA(int b, int u, int v0, int v1, T& m) {
+        // m is a value some pixel has (or the reduction's identity), so a
+        // row whose bound does not exceed it cannot hold the maximum.
+        if (skip && bound(u) <= m) return;
         PatchCorner<T> const c(pos(idx(b), 0), pos(idx(b), 1), D);
         impl::BilinearAdjointRow<T, T> const w(c, row, b, u, D);
         // Pieces of 64 columns on the host (one pixel on devices): their

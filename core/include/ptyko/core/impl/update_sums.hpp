@@ -49,6 +49,7 @@ class UpdateSums {
         probe_num(Kokkos::view_alloc(space, "ptyko::UpdateSums::probe_num"), M, D, D),
         probe_w(Kokkos::view_alloc(space, "ptyko::UpdateSums::probe_w"), D, D),
         m_probe_int(Kokkos::view_alloc(space, "ptyko::UpdateSums::probe_intensity"), D, D),
+        m_row_bounds(Kokkos::view_alloc(space, "ptyko::UpdateSums::footprint_row_bounds"), D + 1),
         m_products(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::UpdateSums::products"),
                    max_batch, D, D) {}
 
@@ -141,7 +142,8 @@ class UpdateSums {
     IndexView<Mem> const alone = Kokkos::subview(idx, std::make_pair(B - isolated, B));
     m_isolated_from = B - isolated;
     m_isolated_in_pipeline = false;
-    return max_isolated_weight(space, positions, alone, m_probe_int);
+    footprint_row_bounds(space, m_probe_int, m_row_bounds);
+    return max_isolated_weight(space, positions, alone, m_probe_int, m_row_bounds);
   }
 
   /// begin_isolated for rPIE on one rank, where the batch's largest weight
@@ -284,6 +286,7 @@ class UpdateSums {
                        ///< with isolated positions in the pipeline, the batch's largest weight
   bool m_w_max_known = is_host_space_v<ExecSpace>;  ///< m_w_max holds the batch's largest (local) weight
   RealView2<T, Mem> m_probe_int;
+  RealView1<T, Mem> m_row_bounds;  ///< footprint_row_bounds of m_probe_int, for max_isolated_weight
   ComplexView3<T, Mem> m_products;
 };
 
