@@ -54,6 +54,18 @@
 //                          object passes over its tiles: max of the weights, the update
 //                          (numerator zeroed behind it), the weights zeroed
 //                          bytes 44 per tile pixel (4 + 8+8+4 read + 8+8 written + 4), flops 9
+//   isolated_* (B isolated positions: footprints on a grid D + 3 apart in an
+//   object of (ceil(sqrt B) (D + 3) + 2 D)^2 pixels, random sub-pixel parts;
+//   what a sparse batch of a large scan is made of, docs/solvers.md)
+//   max_isolated_weight    the largest S^T intensity of B footprints, rows skipped
+//                          below the running maximum (random probe: few skips; a
+//                          peaked probe skips most) bytes 4 n + 4 D, flops 11 B E (no skips)
+//   apply_isolated_update  rPIE's direct update: bytes 8 B n (products) + 4 n + 2 * 8 B E
+//                          (object RMW), flops 34 B E (complex and real adjoints 16 + 8,
+//                          the preconditioned step 10)
+//   isolated_directions    LSQML's footprint directions: bytes 8 B n + 4 n + 8 B E,
+//                          flops 32 B E (adjoints 24, sqrt, division and scaling 8)
+//   add_isolated_directions bytes 8 B E (directions) + 2 * 8 B E (object RMW), flops 4 B E
 //   fft_forward_measure    as fft_forward, plan built with FFTW_MEASURE instead of FFTW_ESTIMATE
 //   reference_copy         (not a ptyko kernel) Kokkos::deep_copy of the B x M waves into
 //                          another View of the same space: bytes 2 * 8 B M n, no flops - the
@@ -76,6 +88,7 @@
 #include <ptyko/kernels/exit_wave.hpp>
 #include <ptyko/kernels/fft.hpp>
 #include <ptyko/kernels/fourier.hpp>
+#include <ptyko/kernels/isolated_update.hpp>
 #include <ptyko/kernels/patch.hpp>
 #include <ptyko/kernels/tiles.hpp>
 #include <ptyko/kernels/update.hpp>
@@ -382,6 +395,82 @@ void BM_batch_tile_passes(benchmark::State& state) {
   state.counters["pixels"] = pixels;
 }
 
+/// B isolated positions (footprints on a grid D + 3 apart: no two meet) in
+/// an object just large enough, with the probe, products and intensity of
+/// the (D, B) fixture and a footprint-shaped direction buffer.
+struct IsolatedFixture {
+  Fixture& f;
+  int grid;
+  ComplexView2<T, Mem> object;
+  PositionView<T, Mem> positions;
+  RealView1<T, Mem> row_bounds;
+  ComplexView3<T, Mem> directions;
+
+  IsolatedFixture(Exec const& space, Fixture& f_)
+      : f(f_), grid(int(std::ceil(std::sqrt(double(f_.B))))) {
+    int const D = f.D, side = grid * (D + 3) + 2 * D;
+    object = ComplexView2<T, Mem>(Kokkos::view_alloc(space, "bench::isolated_object"), side, side);
+    positions = PositionView<T, Mem>("bench::isolated_positions", f.B);
+    row_bounds = RealView1<T, Mem>("bench::row_bounds", D + 1);
+    directions = ComplexView3<T, Mem>("bench::isolated_directions", f.B, D + 1, D + 1);
+    Kokkos::deep_copy(space, object, Complex<T>(0.5, 0.25));
+    auto hp = Kokkos::create_mirror_view(positions);
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<double> frac(0.0, 0.999);
+    for (int b = 0; b < f.B; ++b) {
+      hp(b, 0) = T(D + (b / grid) * (D + 3) + frac(rng));
+      hp(b, 1) = T(D + (b % grid) * (D + 3) + frac(rng));
+    }
+    Kokkos::deep_copy(space, positions, hp);
+    fill_random(space, Kokkos::Random_XorShift64_Pool<Exec>(99), f.products);
+    footprint_row_bounds(space, f.probe_int, row_bounds);
+    fence(space, "bench::isolated_fixture");
+  }
+};
+
+void BM_max_isolated_weight(benchmark::State& state) {
+  Exec space;
+  Fixture& f = fixture(space, int(state.range(0)), int(state.range(1)));
+  IsolatedFixture iso(space, f);
+  timed_loop(state, space, [&] {
+    footprint_row_bounds(space, f.probe_int, iso.row_bounds);
+    benchmark::DoNotOptimize(max_isolated_weight(space, iso.positions, f.indices, f.probe_int, iso.row_bounds));
+  });
+  set_rates(state, 4 * f.n() + 4 * f.D, 11 * f.B * f.E(), f.B);
+}
+
+void BM_apply_isolated_update(benchmark::State& state) {
+  Exec space;
+  Fixture& f = fixture(space, int(state.range(0)), int(state.range(1)));
+  IsolatedFixture iso(space, f);
+  timed_loop(state, space, [&] {
+    apply_isolated_update(space, iso.positions, f.indices, f.products, f.probe_int, iso.object,
+                          PreconditionedStep<T>(0.1, 2.0, 1e-3));
+  });
+  set_rates(state, 8 * f.B * f.n() + 4 * f.n() + 16 * f.B * f.E(), 34 * f.B * f.E(), f.B);
+}
+
+void BM_isolated_directions(benchmark::State& state) {
+  Exec space;
+  Fixture& f = fixture(space, int(state.range(0)), int(state.range(1)));
+  IsolatedFixture iso(space, f);
+  timed_loop(state, space, [&] {
+    isolated_directions(space, iso.positions, f.indices, f.products, f.probe_int, iso.directions,
+                        PreconditionedDirection<T>(0.1, 2.0));
+  });
+  set_rates(state, 8 * f.B * f.n() + 4 * f.n() + 8 * f.B * f.E(), 32 * f.B * f.E(), f.B);
+}
+
+void BM_add_isolated_directions(benchmark::State& state) {
+  Exec space;
+  Fixture& f = fixture(space, int(state.range(0)), int(state.range(1)));
+  IsolatedFixture iso(space, f);
+  isolated_directions(space, iso.positions, f.indices, f.products, f.probe_int, iso.directions,
+                      PreconditionedDirection<T>(0.1, 2.0));
+  timed_loop(state, space, [&] { add_isolated_directions(space, iso.positions, f.indices, iso.directions, iso.object, 1e-3); });
+  set_rates(state, 24 * f.B * f.E(), 4 * f.B * f.E(), f.B);
+}
+
 void BM_orthogonalize_modes(benchmark::State& state) {
   Exec space;
   int const D = int(state.range(0)), modes = int(state.range(1));
@@ -474,6 +563,10 @@ void register_all(bool full) {
       {"add_illumination", BM_add_illumination},
       {"patch_adjoint_product", BM_patch_adjoint_product},
       {"add_patch_intensity", BM_add_patch_intensity},
+      {"max_isolated_weight", BM_max_isolated_weight},
+      {"apply_isolated_update", BM_apply_isolated_update},
+      {"isolated_directions", BM_isolated_directions},
+      {"add_isolated_directions", BM_add_isolated_directions},
       {"reference_copy", BM_reference_copy},
       {"reference_triad", BM_reference_triad},
       {"reference_exit_waves_rows", BM_reference_exit_waves_rows},
