@@ -426,6 +426,12 @@ struct IsolatedFixture {
     footprint_row_bounds(space, f.probe_int, row_bounds);
     fence(space, "bench::isolated_fixture");
   }
+
+  /// LSQML's footprint directions of the B positions (w_max: the intensity's bound).
+  void compute_directions(Exec const& space) const {
+    isolated_directions(space, positions, f.indices, f.products, f.probe_int, directions,
+                        PreconditionedDirection<T>(0.1, 2.0));
+  }
 };
 
 void BM_max_isolated_weight(benchmark::State& state) {
@@ -454,10 +460,7 @@ void BM_isolated_directions(benchmark::State& state) {
   Exec space;
   Fixture& f = fixture(space, int(state.range(0)), int(state.range(1)));
   IsolatedFixture iso(space, f);
-  timed_loop(state, space, [&] {
-    isolated_directions(space, iso.positions, f.indices, f.products, f.probe_int, iso.directions,
-                        PreconditionedDirection<T>(0.1, 2.0));
-  });
+  timed_loop(state, space, [&] { iso.compute_directions(space); });
   set_rates(state, 8 * f.B * f.n() + 4 * f.n() + 8 * f.B * f.E(), 32 * f.B * f.E(), f.B);
 }
 
@@ -465,8 +468,7 @@ void BM_add_isolated_directions(benchmark::State& state) {
   Exec space;
   Fixture& f = fixture(space, int(state.range(0)), int(state.range(1)));
   IsolatedFixture iso(space, f);
-  isolated_directions(space, iso.positions, f.indices, f.products, f.probe_int, iso.directions,
-                      PreconditionedDirection<T>(0.1, 2.0));
+  iso.compute_directions(space);
   timed_loop(state, space, [&] { add_isolated_directions(space, iso.positions, f.indices, iso.directions, iso.object, 1e-3); });
   set_rates(state, 24 * f.B * f.E(), 4 * f.B * f.E(), f.B);
 }
