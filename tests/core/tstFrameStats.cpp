@@ -1,0 +1,80 @@
+// The whole-scan frame statistics a run starts from: frame_stats (each
+// frame's total and the largest pixel) and mean_pattern (the mean
+// diffraction pattern, which seeds the probe), for uint16 and float frames
+// of an odd size (169 pixels: host lanes of 16 and a tail), against plain
+// host loops.
+#include <ptyko/core/frame_stats.hpp>
+#include <ptyko/core/reconstruction.hpp>
+#include <ptyko/core/sync.hpp>
+
+#include <test_utils.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace {
+
+using namespace ptyko;
+using Exec = test::ExecSpace;
+using Mem = test::MemSpace;
+
+constexpr int N = 7, D = 13;
+
+/// Frames of random values (uint16 up to 60000, or floats with fractions
+/// up to 1000) on `Mem`, and the same values on the host.
+template <class V>
+std::pair<Kokkos::View<V***, Kokkos::LayoutRight, Mem>, std::vector<double>> random_frames(unsigned seed) {
+  Kokkos::View<V***, Kokkos::LayoutRight, Mem> frames("frames", N, D, D);
+  auto h = Kokkos::create_mirror_view(frames);
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> u(0, std::is_integral_v<V> ? 60000 : 1000);
+  std::vector<double> values(h.span());
+  for (std::size_t k = 0; k < h.span(); ++k) {
+    h.data()[k] = V(u(gen));
+    values[k] = double(h.data()[k]);
+  }
+  Kokkos::deep_copy(frames, h);  // host -> device: test frames
+  return {frames, values};
+}
+
+template <class V>
+void check_statistics(unsigned seed) {
+  auto [frames, values] = random_frames<V>(seed);
+  Exec space;
+  LocalData<float, Exec> data;
+  data.frames = FrameStack<Mem>(frames);
+  data.global_frames = N;
+  FrameStats const stats = frame_stats(space, data);
+  ASSERT_EQ(stats.counts.size(), std::size_t(N));
+  double const tol = std::is_integral_v<V> ? 0.0 : 1e-9;  // integer counts sum exactly in double
+  double largest = 0;
+  for (int f = 0; f < N; ++f) {
+    double sum = 0;
+    for (int k = 0; k < D * D; ++k) sum += values[std::size_t(f) * D * D + k];
+    EXPECT_NEAR(stats.counts[f], sum, tol * sum) << "frame " << f;
+    largest = std::max(largest, *std::max_element(values.begin() + f * D * D, values.begin() + (f + 1) * D * D));
+  }
+  EXPECT_EQ(stats.max_value, largest);
+
+  LocalSync<float, Exec> sync;
+  auto const [pattern, counts] = mean_pattern(space, data, sync);
+  ASSERT_EQ(pattern.size(), std::size_t(D * D));
+  double total = 0;
+  for (int k = 0; k < D * D; ++k) {
+    double mean = 0;
+    for (int f = 0; f < N; ++f) mean += values[std::size_t(f) * D * D + k];
+    mean /= N;
+    EXPECT_NEAR(pattern[k], mean, 1e-12 * mean) << "pixel " << k;
+    total += mean;
+  }
+  EXPECT_NEAR(counts, total, 1e-12 * total);
+}
+
+TEST(FrameStats, Counts) { check_statistics<std::uint16_t>(1); }
+TEST(FrameStats, Floats) { check_statistics<float>(2); }
+
+}  // namespace
