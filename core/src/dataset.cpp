@@ -35,12 +35,18 @@ namespace impl {
 
 /// True when every value of the n frames is an integer in [0, 65535]: they
 /// are then held exactly as uint16 counts.
+/// Branch-free, so that the loop vectorises: each value is clamped into
+/// [0, 65535] (where the integer conversion is defined) and must equal its
+/// clamp and the clamp's integer part. (The frames are finite: cxi.cpp.)
 bool fit_counts(HostFrames const& frames, std::size_t n) {
   float const* v = frames.data();
   std::size_t const total = n * frames.extent(1) * frames.extent(2);
-  bool fits = true;
-  for (std::size_t k = 0; k < total; ++k) fits &= v[k] >= 0.f && v[k] <= 65535.f && v[k] == float(std::uint16_t(v[k]));
-  return fits;
+  int misfits = 0;
+  for (std::size_t k = 0; k < total; ++k) {
+    float const c = std::min(std::max(v[k], 0.f), 65535.f);
+    misfits |= int(c != v[k]) | int(c != float(int(c)));
+  }
+  return misfits == 0;
 }
 
 /// Reads frames `ids` and un-shifts them into a FrameStack in `space`'s
