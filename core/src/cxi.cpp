@@ -400,8 +400,22 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
   // (so that no NaN reaches the solvers, where NaN * 0 is still NaN) and
   // not checked. Pixels are named in stored coordinates.
   HostMask const mask = read_window_mask(f, info);
+  auto const* measured = mask.data();
+  float const largest = std::numeric_limits<float>::max();
   for (std::size_t k = 0; k < indices.size(); ++k) {
     float* frame = frames.data() + k * pixels;
+    // The common frame, every measured value an ordinary intensity, in two
+    // branch-free passes that vectorise (a branch per value kept the check
+    // scalar); any other frame takes the loop below, which names the pixel.
+    int unusual = 0;
+    for (std::size_t p = 0; p < pixels; ++p) {
+      float const v = frame[p];
+      unusual |= int(measured[p] != 0) & (int(!(v >= 0.f)) | int(!(v <= largest)));
+    }
+    if (unusual == 0) {
+      for (std::size_t p = 0; p < pixels; ++p) frame[p] = measured[p] != 0 ? frame[p] : 0.f;
+      continue;
+    }
     for (std::size_t p = 0; p < pixels; ++p) {
       float& v = frame[p];
       if (mask.data()[p] == 0) {
