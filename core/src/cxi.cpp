@@ -418,11 +418,11 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
     }
     for (std::size_t p = 0; p < pixels; ++p) {
       float& v = frame[p];
-      if (mask.data()[p] == 0) {
+      if (measured[p] == 0) {
         v = 0;
         continue;
       }
-      if (v >= 0 && v <= std::numeric_limits<float>::max()) continue;  // the common case
+      if (v >= 0 && v <= largest) continue;  // an ordinary value beside the unusual ones
       std::size_t const y = info.window_y + p / wx, x = info.window_x + p % wx;
       PTYKO_REQUIRE(std::isfinite(v), info.path, ": frame ", indices[k], " of ", info.data_path, " has ",
                     std::isnan(v) ? "a NaN" : "an infinite", " intensity at pixel (y, x) = (", y, ", ", x,
