@@ -1,8 +1,8 @@
-// The data-movement floor of the batch-gradient solvers' passes (host, FFTW).
+// The data-movement floor of the solvers' passes (host, FFTW).
 //
-// An epoch of rPIE or LSQML is, besides its FFTs, a fixed set of passes over
-// per-position buffers (exit waves, patches, the probe and its sums) and
-// object windows. This program replays those passes over buffers of the
+// An epoch of rPIE, LSQML or DM is, besides its FFTs, a fixed set of passes
+// over per-position buffers (exit waves, patches, the probe and its sums)
+// and object windows. This program replays those passes over buffers of the
 // same shapes, with the same bytes read and written per pass, the same
 // 2-position pipeline chunks and the same FFTW transforms in between, but
 // with the arithmetic reduced to one real multiply or add per float (loops
@@ -15,12 +15,16 @@
 //
 // Prints a markdown table and one line per solver:
 //   pass-floor-ratio <solver> <(FFTs + passes) / FFTs>
-// Passes per 2-position chunk (both solvers): extract + exit waves, FFT,
+// Passes per 2-position chunk (rPIE, LSQML): extract + exit waves, FFT,
 // Fourier step, inverse FFT, per-patch object product, its scatter, probe
 // product, illumination scatter, patch intensity. Per batch: rPIE one
 // preconditioned update over the batch's 16 x 16 tiles (batch 16); LSQML
 // the direction over the tiles, the step sums of every position, the scaled
-// add over the tiles (batch 8, waves and patches kept per batch).
+// add over the tiles (batch 8, waves and patches kept per batch). DM
+// (probe updated, cost_every 0, its stored exit waves in memory): two probe
+// passes and one object pass over every stored wave, whole-object updates,
+// then the Fourier step chunk by chunk (reflect, FFT, projection, inverse
+// FFT, the wave update and the next epoch's object sums while in cache).
 // Positions are uniform random; times are the minimum over repeats (wall).
 
 #include <fftw3.h>
@@ -63,11 +67,13 @@ struct Buffers {
   int D, M, H, W, batch_slots;
   std::size_t F;  // pixels per frame
   Floats object, obj_num, obj_w, probe, probe_num, probe_w, probe_int, dir_probe, patches, waves, products;
+  Floats stored;  // DM's exit waves of every position (frames, M, D, D), or empty
   std::vector<unsigned short> data;
   std::vector<int> py, px;
 
-  Buffers(Options const& o, int slots)
+  Buffers(Options const& o, int slots, bool with_stored)
       : D(o.detector), M(o.modes), H(o.object), W(o.object), batch_slots(slots), F(std::size_t(D) * D) {
+    if (with_stored) stored = floats(2 * std::size_t(o.frames) * M * F, 0.25f);
     std::size_t const obj = std::size_t(H) * W;
     object = floats(2 * obj, 0.5f);
     obj_num = floats(2 * obj, 0.f);
@@ -91,6 +97,7 @@ struct Buffers {
   float* wave(int slot, int m, int i) const { return waves.get() + 2 * ((std::size_t(slot) * M + m) * F + i * D); }
   float* patch(int slot, int i) const { return patches.get() + 2 * (std::size_t(slot) * F + i * D); }
   float* product(int slot, int i) const { return products.get() + 2 * (std::size_t(slot) * F + i * D); }
+  float* stored_row(int n, int m, int i) const { return stored.get() + 2 * ((std::size_t(n) * M + m) * F + i * D); }
   float* probe_row(float* p, int m, int i) const { return p + 2 * (std::size_t(m) * F + i * D); }
   std::size_t obj_at(int n, int i) const { return std::size_t(py[n] + i) * W + px[n]; }
 };
@@ -257,6 +264,102 @@ double lsqml_batch_passes(Buffers& b, Tiles const& tiles, int first, int count) 
   return total;
 }
 
+// ---- DM: the passes over its stored exit waves ----
+
+void extract_patches(Buffers& b, int n0, int count) {
+  for (int c = 0; c < count; ++c)
+    for (int i = 0; i < b.D; ++i) {
+      float const* o = b.object.get() + 2 * b.obj_at(n0 + c, i);
+      float* s = b.patch(c, i);
+      for (int j = 0; j < 2 * b.D; ++j) s[j] = o[j];
+    }
+}
+
+/// Probe sums from the stored waves: numerator sum_j S_j psi_jm, weight |S_j|^2.
+void dm_probe_pass(Buffers& b, int frames, int chunk) {
+  int const R = 2 * b.D, D = b.D;
+  for (int n0 = 0; n0 < frames; n0 += chunk) {
+    int const count = std::min(chunk, frames - n0);
+    extract_patches(b, n0, count);
+    for (int m = 0; m < b.M; ++m)
+      for (int i = 0; i < D; ++i) {
+        float* pn = b.probe_row(b.probe_num.get(), m, i);
+        for (int c = 0; c < count; ++c) {
+          float const* s = b.patch(c, i);
+          float const* x = b.stored_row(n0 + c, m, i);
+          for (int j = 0; j < R; ++j) pn[j] += s[j] * x[j];
+        }
+      }
+    for (int c = 0; c < count; ++c)
+      for (int i = 0; i < D; ++i) {
+        float* pw = b.probe_w.get() + i * D;
+        float const* s = b.patch(c, i);
+        for (int j = 0; j < D; ++j) pw[j] += s[2 * j] * s[2 * j];
+      }
+  }
+  std::size_t const n = 2 * std::size_t(b.M) * b.F;  // the probe update (probe-sized)
+  for (std::size_t k = 0; k < n; ++k) {
+    b.probe[k] = 0.5f * b.probe[k] + 1e-3f * b.probe_num[k] * b.probe_w[(k / 2) % b.F];
+    b.probe_num[k] = 0;
+  }
+  std::fill(b.probe_w.get(), b.probe_w.get() + b.F, 0.f);
+}
+
+/// Object sums of the positions [n0, n0 + count) from waves at `wave(c, m, i)`.
+template <class Wave>
+void dm_object_sums(Buffers& b, int n0, int count, Wave&& wave) {
+  int const R = 2 * b.D, D = b.D;
+  for (int c = 0; c < count; ++c)
+    for (int i = 0; i < D; ++i) {
+      float* o = b.obj_num.get() + 2 * b.obj_at(n0 + c, i);
+      for (int m = 0; m < b.M; ++m) {
+        float const* p = b.probe_row(b.probe.get(), m, i);
+        float const* x = wave(c, m, i);
+        for (int j = 0; j < R; ++j) o[j] += p[j] * x[j];
+      }
+      float* w = b.obj_w.get() + b.obj_at(n0 + c, i);
+      float const* pi = b.probe_int.get() + i * D;
+      for (int j = 0; j < D; ++j) w[j] += pi[j];
+    }
+}
+
+/// The object from its sums over the whole object; the sums cleared.
+void dm_object_update(Buffers& b) {
+  std::size_t const n = std::size_t(b.H) * b.W;
+  for (std::size_t k = 0; k < n; ++k) {
+    b.object[2 * k] = 0.5f * b.object[2 * k] + 1e-3f * b.obj_num[2 * k] * b.obj_w[k];
+    b.object[2 * k + 1] = 0.5f * b.object[2 * k + 1] + 1e-3f * b.obj_num[2 * k + 1] * b.obj_w[k];
+    b.obj_num[2 * k] = b.obj_num[2 * k + 1] = b.obj_w[k] = 0;
+  }
+}
+
+/// waves = 2 P S - psi (reflect), or psi += waves - P S (the wave update).
+void dm_reflect(Buffers& b, int n0, int count) {
+  int const R = 2 * b.D;
+  for (int c = 0; c < count; ++c)
+    for (int m = 0; m < b.M; ++m)
+      for (int i = 0; i < b.D; ++i) {
+        float const* p = b.probe_row(b.probe.get(), m, i);
+        float const* s = b.patch(c, i);
+        float const* psi = b.stored_row(n0 + c, m, i);
+        float* x = b.wave(c, m, i);
+        for (int j = 0; j < R; ++j) x[j] = 2.f * p[j] * s[j] - psi[j];
+      }
+}
+
+void dm_update_waves(Buffers& b, int n0, int count) {
+  int const R = 2 * b.D;
+  for (int c = 0; c < count; ++c)
+    for (int m = 0; m < b.M; ++m)
+      for (int i = 0; i < b.D; ++i) {
+        float const* p = b.probe_row(b.probe.get(), m, i);
+        float const* s = b.patch(c, i);
+        float const* x = b.wave(c, m, i);
+        float* psi = b.stored_row(n0 + c, m, i);
+        for (int j = 0; j < R; ++j) psi[j] = 0.5f * psi[j] + 0.5f * x[j] - p[j] * s[j];
+      }
+}
+
 struct Plans {
   fftwf_plan forward, inverse;
   Plans(Buffers& b, int frames) {
@@ -281,18 +384,51 @@ double seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-/// One epoch of `solver` (batch 16 rPIE, 8 LSQML); with_passes = false runs
-/// its FFTs alone. Returns the minimum wall time over the repeats.
-double epoch_time(Options const& o, bool lsqml, bool with_passes, double& checksum) {
+enum class Solver { rpie, lsqml, dm };
+
+/// DM's epoch: probe pass, object pass, probe pass (the first object pass's
+/// sums come from the last Fourier step), then the Fourier step.
+void dm_epoch(Options const& o, Buffers& b, Plans const& plans, bool with_passes) {
+  if (with_passes) {
+    dm_object_update(b);
+    dm_probe_pass(b, o.frames, o.chunk);
+    for (int n0 = 0; n0 < o.frames; n0 += o.chunk)
+      dm_object_sums(b, n0, std::min(o.chunk, o.frames - n0),
+                     [&](int c, int m, int i) { return b.stored_row(n0 + c, m, i); });
+    dm_object_update(b);
+    dm_probe_pass(b, o.frames, o.chunk);
+  }
+  for (int n0 = 0; n0 < o.frames; n0 += o.chunk) {
+    int const count = std::min(o.chunk, o.frames - n0);
+    if (with_passes) {
+      extract_patches(b, n0, count);
+      dm_reflect(b, n0, count);
+    }
+    plans.run(plans.forward, b, 0);
+    if (with_passes) fourier_step(b, n0, 0, count);
+    plans.run(plans.inverse, b, 0);
+    if (with_passes) {
+      dm_update_waves(b, n0, count);
+      dm_object_sums(b, n0, count, [&](int c, int m, int i) { return b.stored_row(n0 + c, m, i); });
+    }
+  }
+}
+
+/// One epoch of `solver` (batch 16 rPIE, 8 LSQML, DM over every position);
+/// with_passes = false runs its FFTs alone. Returns the minimum wall time
+/// over the repeats.
+double epoch_time(Options const& o, Solver solver, bool with_passes, double& checksum) {
+  bool const lsqml = solver == Solver::lsqml;
   int const batch = lsqml ? 8 : 16;
   int const slots = lsqml ? batch : o.chunk;  // LSQML's step sums read the batch's waves again
-  Buffers b(o, slots);
+  Buffers b(o, slots, solver == Solver::dm);
   Tiles tiles(b.H, b.W);
   Plans plans(b, o.chunk * o.modes);
   double best = 1e300;
   for (int rep = 0; rep < o.repeats + 1; ++rep) {  // the first is a warm-up
     double const t0 = seconds();
-    for (int first = 0; first + batch <= o.frames; first += batch) {
+    if (solver == Solver::dm) dm_epoch(o, b, plans, with_passes);
+    for (int first = 0; solver != Solver::dm && first + batch <= o.frames; first += batch) {
       for (int c0 = 0; c0 < batch; c0 += o.chunk) {
         int const n0 = first + c0, s0 = lsqml ? c0 : 0, count = std::min(o.chunk, batch - c0);
         if (with_passes) extract_exit_waves(b, n0, s0, count);
@@ -354,10 +490,10 @@ int main(int argc, char** argv) {
   std::printf("| solver | FFTs alone | FFTs + passes | passes | pass-floor ratio |\n|---|---:|---:|---:|---:|\n");
   double checksum = 0;
   std::string lines;
-  for (bool lsqml : {false, true}) {
-    char const* name = lsqml ? "lsqml" : "rpie";
-    double const fft = epoch_time(o, lsqml, false, checksum);
-    double const all = epoch_time(o, lsqml, true, checksum);
+  for (Solver solver : {Solver::rpie, Solver::lsqml, Solver::dm}) {
+    char const* name = solver == Solver::rpie ? "rpie" : solver == Solver::lsqml ? "lsqml" : "dm";
+    double const fft = epoch_time(o, solver, false, checksum);
+    double const all = epoch_time(o, solver, true, checksum);
     std::printf("| %s | %.2f ms | %.2f ms | %.2f ms | %.3f |\n", name, fft * 1e3, all * 1e3, (all - fft) * 1e3,
                 all / fft);
     char line[96];
