@@ -199,18 +199,22 @@ void adjoints(Buffers& b, int n0, int s0, int count) {
 
 // ---- the passes of one batch ----
 
-/// rPIE: object += numerator * weight over the tiles; both sums cleared.
+/// object = update from its numerator and weight on the n pixels from
+/// flat index r; both sums cleared.
+void update_object_pixels(Buffers& b, std::size_t r, std::size_t n) {
+  float* o = b.object.get() + 2 * r;
+  float* num = b.obj_num.get() + 2 * r;
+  float* w = b.obj_w.get() + r;
+  for (std::size_t j = 0; j < n; ++j) {
+    o[2 * j] = 0.5f * o[2 * j] + 1e-3f * num[2 * j] * w[j];
+    o[2 * j + 1] = 0.5f * o[2 * j + 1] + 1e-3f * num[2 * j + 1] * w[j];
+    num[2 * j] = num[2 * j + 1] = w[j] = 0;
+  }
+}
+
+/// rPIE: the preconditioned update over the batch's tiles.
 void preconditioned_update(Buffers& b, Tiles const& tiles) {
-  tiles.rows(b.H, b.W, [&](std::size_t r, int n) {
-    float* o = b.object.get() + 2 * r;
-    float* num = b.obj_num.get() + 2 * r;
-    float* w = b.obj_w.get() + r;
-    for (int j = 0; j < n; ++j) {
-      o[2 * j] = 0.5f * o[2 * j] + 1e-3f * num[2 * j] * w[j];
-      o[2 * j + 1] = 0.5f * o[2 * j + 1] + 1e-3f * num[2 * j + 1] * w[j];
-      num[2 * j] = num[2 * j + 1] = w[j] = 0;
-    }
-  });
+  tiles.rows(b.H, b.W, [&](std::size_t r, int n) { update_object_pixels(b, r, std::size_t(n)); });
 }
 
 /// LSQML: the direction in place of the numerator (weight cleared), the six
@@ -323,41 +327,31 @@ void dm_object_sums(Buffers& b, int n0, int count, Wave&& wave) {
     }
 }
 
-/// The object from its sums over the whole object; the sums cleared.
-void dm_object_update(Buffers& b) {
-  std::size_t const n = std::size_t(b.H) * b.W;
-  for (std::size_t k = 0; k < n; ++k) {
-    b.object[2 * k] = 0.5f * b.object[2 * k] + 1e-3f * b.obj_num[2 * k] * b.obj_w[k];
-    b.object[2 * k + 1] = 0.5f * b.object[2 * k + 1] + 1e-3f * b.obj_num[2 * k + 1] * b.obj_w[k];
-    b.obj_num[2 * k] = b.obj_num[2 * k + 1] = b.obj_w[k] = 0;
-  }
+/// DM: the object from its sums over the whole object.
+void dm_object_update(Buffers& b) { update_object_pixels(b, 0, std::size_t(b.H) * b.W); }
+
+/// f(probe row, patch row, stored wave row, chunk wave row, row length) for
+/// every mode and row of the chunk's positions [n0, n0 + count).
+template <class F>
+void for_chunk_wave_rows(Buffers& b, int n0, int count, F&& f) {
+  for (int c = 0; c < count; ++c)
+    for (int m = 0; m < b.M; ++m)
+      for (int i = 0; i < b.D; ++i)
+        f(b.probe_row(b.probe.get(), m, i), b.patch(c, i), b.stored_row(n0 + c, m, i), b.wave(c, m, i), 2 * b.D);
 }
 
-/// waves = 2 P S - psi (reflect), or psi += waves - P S (the wave update).
+/// waves = 2 P S - psi (the reflection fed to the FFT).
 void dm_reflect(Buffers& b, int n0, int count) {
-  int const R = 2 * b.D;
-  for (int c = 0; c < count; ++c)
-    for (int m = 0; m < b.M; ++m)
-      for (int i = 0; i < b.D; ++i) {
-        float const* p = b.probe_row(b.probe.get(), m, i);
-        float const* s = b.patch(c, i);
-        float const* psi = b.stored_row(n0 + c, m, i);
-        float* x = b.wave(c, m, i);
-        for (int j = 0; j < R; ++j) x[j] = 2.f * p[j] * s[j] - psi[j];
-      }
+  for_chunk_wave_rows(b, n0, count, [](float const* p, float const* s, float const* psi, float* x, int R) {
+    for (int j = 0; j < R; ++j) x[j] = 2.f * p[j] * s[j] - psi[j];
+  });
 }
 
+/// psi = psi + waves - P S (the wave update; halved to stay bounded).
 void dm_update_waves(Buffers& b, int n0, int count) {
-  int const R = 2 * b.D;
-  for (int c = 0; c < count; ++c)
-    for (int m = 0; m < b.M; ++m)
-      for (int i = 0; i < b.D; ++i) {
-        float const* p = b.probe_row(b.probe.get(), m, i);
-        float const* s = b.patch(c, i);
-        float const* x = b.wave(c, m, i);
-        float* psi = b.stored_row(n0 + c, m, i);
-        for (int j = 0; j < R; ++j) psi[j] = 0.5f * psi[j] + 0.5f * x[j] - p[j] * s[j];
-      }
+  for_chunk_wave_rows(b, n0, count, [](float const* p, float const* s, float* psi, float const* x, int R) {
+    for (int j = 0; j < R; ++j) psi[j] = 0.5f * psi[j] + 0.5f * x[j] - p[j] * s[j];
+  });
 }
 
 struct Plans {
