@@ -208,7 +208,8 @@ std::vector<double> mode_powers(ExecSpace const& space,
 template <class T, class ExecSpace>
 std::vector<double> orthogonalize_modes(ExecSpace const& space,
                                         ComplexView3<T, typename ExecSpace::memory_space> const& probe,
-                                        std::vector<std::complex<double>>* recombination) {
+                                        std::vector<std::complex<double>>* recombination,
+                                        ComplexView2<T, typename ExecSpace::memory_space> mix) {
   using Mem = typename ExecSpace::memory_space;
   int const M = int(probe.extent(0));
   if (recombination) recombination->assign(std::size_t(M) * M, 0.0);
@@ -240,15 +241,17 @@ std::vector<double> orthogonalize_modes(ExecSpace const& space,
   HermitianEigen eig = hermitian_eigen(G, M);
   if (recombination) *recombination = eig.vectors;
   // New mode k = sum_m V(m, k) P_m, in place.
-  ModeMix<T, Mem> V(Kokkos::view_alloc(space, "ptyko::orthogonalize_modes::vectors"), M, M);
-  auto h_V = Kokkos::create_mirror_view(V);
-  for (int a = 0; a < M; ++a)
-    for (int b = 0; b < M; ++b) {
-      auto const v = eig.vectors[std::size_t(a) * M + b];
-      h_V(a, b) = Complex<T>(T(v.real()), T(v.imag()));
-    }
-  Kokkos::deep_copy(space, V, h_V);  // host -> device: eigenvectors
-  mix_modes<T>(space, as_one_frame(probe), V);
+  if (mix.extent(0) == 0) mix = ModeMix<T, Mem>(Kokkos::view_alloc(space, "ptyko::orthogonalize_modes::vectors"), M, M);
+  PTYKO_REQUIRE(int(mix.extent(0)) == M && int(mix.extent(1)) == M, "ptyko::orthogonalize_modes: the mix buffer is ",
+                mix.extent(0), "x", mix.extent(1), ", not ", M, "x", M);
+  // Staged in host memory that is not a View, so that no call allocates one.
+  std::vector<Complex<T>> staged(std::size_t(M) * M);
+  for (std::size_t k = 0; k < staged.size(); ++k)
+    staged[k] = Complex<T>(T(eig.vectors[k].real()), T(eig.vectors[k].imag()));
+  Kokkos::View<Complex<T>**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> const
+      h_V(staged.data(), M, M);
+  Kokkos::deep_copy(space, mix, h_V);  // host -> device: eigenvectors
+  mix_modes<T>(space, as_one_frame(probe), mix);
   fence(space, "ptyko::orthogonalize_modes");
   return eig.values;
 }
@@ -276,7 +279,7 @@ void apply_probe_support(ExecSpace const& space,
 #define PTYKO_INSTANTIATE(T)                                                                       \
   template std::vector<double> orthogonalize_modes<T, Kokkos::DefaultExecutionSpace>(             \
       Kokkos::DefaultExecutionSpace const&, ComplexView3<T, Kokkos::DefaultExecutionSpace::memory_space> const&, \
-      std::vector<std::complex<double>>*);                                                           \
+      std::vector<std::complex<double>>*, ComplexView2<T, Kokkos::DefaultExecutionSpace::memory_space>);         \
   template std::vector<double> mode_powers<T, Kokkos::DefaultExecutionSpace>(                     \
       Kokkos::DefaultExecutionSpace const&, ComplexView3<T, Kokkos::DefaultExecutionSpace::memory_space> const&); \
   template void apply_probe_support<T, Kokkos::DefaultExecutionSpace>(                            \

@@ -136,6 +136,10 @@ Reconstruction<T, ExecSpace>::Reconstruction(ExecSpace const& space, LocalData<T
   }
   m_power = mean_pattern(m_space, m_data, m_sync).second;
   m_solver->setup(m_space, m_data, m_state, m_options, max_local);
+  int const M = m_state.modes();
+  if (M > 1)
+    m_mode_mix = ComplexView2<T, typename ExecSpace::memory_space>(
+        Kokkos::view_alloc(m_space, Kokkos::WithoutInitializing, "ptyko::Reconstruction::mode_mix"), M, M);
 }
 
 template <class T, class ExecSpace>
@@ -166,7 +170,7 @@ EpochReport Reconstruction<T, ExecSpace>::step() {
     std::vector<double> powers;
     if (m_state.modes() > 1) {
       std::vector<std::complex<double>> mix;
-      powers = orthogonalize_modes<T>(m_space, m_state.probe, &mix);
+      powers = orthogonalize_modes<T>(m_space, m_state.probe, &mix, m_mode_mix);
       m_solver->modes_recombined(m_space, mix);
     } else {
       powers = mode_powers<T>(m_space, m_state.probe);

@@ -368,6 +368,8 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
     m_sums = UpdateSums<T, ExecSpace>(space, H, W, M, D, chunk);
     m_mix_dev = decltype(m_mix_dev)(Kokkos::view_alloc(space, "ptyko::DM::mix"), M, M);
     m_mix_adj_dev = decltype(m_mix_adj_dev)(Kokkos::view_alloc(space, "ptyko::DM::mix_adjoint"), M, M);
+    m_mix_host = Kokkos::create_mirror_view(m_mix_dev);
+    m_mix_adj_host = Kokkos::create_mirror_view(m_mix_adj_dev);
     m_probe_mixed = ComplexView3<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::DM::probe_mixed"), M, D, D);
     m_mix_pending = false;
     m_probe_at_sums = ComplexView3<T, Mem>(
@@ -475,8 +477,8 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
   /// probe buffer sized for overlap_object.
   void upload_mix(ExecSpace const& space) {
     int const M = int(m_psi.extent(1));
-    auto h = Kokkos::create_mirror_view(m_mix_dev);
-    auto h_adj = Kokkos::create_mirror_view(m_mix_adj_dev);
+    auto const& h = m_mix_host;
+    auto const& h_adj = m_mix_adj_host;
     for (int a = 0; a < M; ++a)
       for (int b = 0; b < M; ++b) {
         auto const v = m_mix[std::size_t(a) * M + b];
@@ -555,6 +557,7 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
   std::vector<std::complex<double>> m_mix;  ///< A (M x M, row-major): true waves = stored waves A
   bool m_mix_pending = false;                 ///< A is not the identity
   ModeMix<T, Mem> m_mix_dev, m_mix_adj_dev;  ///< A and A^H
+  typename ModeMix<T, Mem>::HostMirror m_mix_host, m_mix_adj_host;  ///< their host mirrors (made once)
   ComplexView3<T, Mem> m_probe_mixed;  ///< the probe mixed by A^H (probe_for_stored_waves)
   ComplexView3<T, Mem> m_probe_at_sums;  ///< the probe the last Fourier step formed m_sums' object sums with
   bool m_sums_carried = false;           ///< m_sums holds those sums

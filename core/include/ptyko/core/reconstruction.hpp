@@ -76,6 +76,7 @@ class Reconstruction {
   Sync<T, ExecSpace>& m_sync;
   std::unique_ptr<Solver<T, ExecSpace>> m_solver;
   std::vector<LocalBatch<ExecSpace>> m_batches;
+  ComplexView2<T, typename ExecSpace::memory_space> m_mode_mix;  ///< the modes' recombination, M x M (M > 1)
   double m_power = 0;  ///< measured mean counts per frame
 };
 

@@ -1,0 +1,127 @@
+// Issue 6: "keep FFT plans and buffers allocated across batches, no
+// per-batch allocations". Every solver, after its setup and warm-up epochs,
+// runs further epochs (probe updates, the modes' orthogonalisation, a scale
+// normalisation, the isolated positions' direct updates) while a Kokkos
+// Tools callback counts the memory allocations of Kokkos Views; none may
+// happen. A View made per batch or per epoch (a scratch buffer, a host
+// mirror of a device View) shows here by its label.
+#include <ptyko/core/cxi.hpp>
+#include <ptyko/core/dataset.hpp>
+#include <ptyko/core/probe_modes.hpp>
+#include <ptyko/core/reconstruction.hpp>
+#include <ptyko/core/scan.hpp>
+#include <ptyko/core/simulate.hpp>
+#include <ptyko/core/solver.hpp>
+#include <ptyko/core/sync.hpp>
+
+#include <gtest/gtest.h>
+
+#include <test_files.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace ptyko;
+using Exec = Kokkos::DefaultExecutionSpace;
+
+/// Counts View allocations by label while installed (one at a time).
+class AllocationCounter {
+ public:
+  AllocationCounter() {
+    counts().clear();
+    Kokkos::Tools::Experimental::set_allocate_data_callback(&on_allocate);
+  }
+  ~AllocationCounter() { Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr); }
+  AllocationCounter(AllocationCounter const&) = delete;
+  AllocationCounter& operator=(AllocationCounter const&) = delete;
+
+  static std::map<std::string, int>& counts() {
+    static std::map<std::string, int> c;
+    return c;
+  }
+
+ private:
+  static void on_allocate(Kokkos::Profiling::SpaceHandle, char const* label, void const*, std::uint64_t) {
+    ++counts()[label ? label : "(no label)"];
+  }
+};
+
+std::string listed(std::map<std::string, int> const& counts) {
+  std::string out;
+  for (auto const& [label, n] : counts) out += "  " + label + " x " + std::to_string(n) + "\n";
+  return out;
+}
+
+/// A small simulated scan: 64 positions of 32 x 32, 2 modes; written once,
+/// removed when the tests end.
+std::filesystem::path const& dataset_path() {
+  static std::filesystem::path const path = [] {
+    SimulationOptions sim;
+    sim.frames = 64;
+    sim.detector = 32;
+    sim.seed = 3;
+    std::filesystem::path p = test::temp_path("epoch-allocations.cxi");
+    cxi_write(p.string(), simulate(sim));
+    return p;
+  }();
+  return path;
+}
+
+class RemoveDataset : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove(dataset_path(), ec);
+  }
+};
+[[maybe_unused]] auto* const environment = ::testing::AddGlobalTestEnvironment(new RemoveDataset);
+
+class EpochAllocations : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EpochAllocations, NoneAfterTheFirstEpochs) {
+  Exec space;
+  LocalSync<float, Exec> sync;
+  ScanLayout const layout = read_scan_layout(dataset_path().string(), LoadOptions{});
+  int const H = layout.grid.height, W = layout.grid.width;
+  std::vector<std::size_t> ids(layout.info.frames);
+  std::iota(ids.begin(), ids.end(), std::size_t(0));
+  auto data = load_local_data<float, Exec>(space, layout, ids, 0, 0, H, W, LoadOptions{});
+  SolverOptions options;
+  options.solver = GetParam();
+  options.epochs = 8;
+  options.modes = 2;
+  options.rescale_every = 3;  // a normalisation among the counted epochs (epochs 3 and 6)
+  double const diameter = default_probe_diameter(typical_step(layout.positions_px), layout.info.ny);
+  auto state = initial_state<float, Exec>(space, data, sync, H, W, HostComplex3(), options.modes, options.seed,
+                                          diameter);
+  Reconstruction<float, Exec> rec(space, std::move(data), std::move(state), options, sync, layout.positions_px);
+  // Warm-up: DM and RAAR start updating the probe at epoch 2, and plans of
+  // the FFT library are made on first use.
+  for (int e = 0; e < 3; ++e) rec.step();
+  std::map<std::string, int> during;
+  {
+    AllocationCounter const counter;
+    while (!rec.done()) rec.step();
+    during = AllocationCounter::counts();
+  }
+  EXPECT_TRUE(during.empty()) << options.solver << " allocated during epochs 4-8:\n" << listed(during);
+  EXPECT_EQ(rec.state().cost.size(), 8u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Solvers, EpochAllocations, ::testing::Values("lsqml", "rpie", "epie", "dm", "raar"),
+                         [](auto const& info) { return info.param; });
+
+// The counter itself sees allocations: a test that cannot fail is a defect.
+TEST(EpochAllocations, TheCounterSeesAView) {
+  AllocationCounter const counter;
+  Kokkos::View<float*> v("ptyko::test::counted", 16);
+  EXPECT_EQ(AllocationCounter::counts()["ptyko::test::counted"], 1);
+}
+
+}  // namespace
