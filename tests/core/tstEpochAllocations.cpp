@@ -16,11 +16,10 @@
 
 #include <gtest/gtest.h>
 
+#include <allocation_counter.hpp>
 #include <test_files.hpp>
 
-#include <cstdint>
 #include <filesystem>
-#include <map>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -29,34 +28,6 @@ namespace {
 
 using namespace ptyko;
 using Exec = Kokkos::DefaultExecutionSpace;
-
-/// Counts View allocations by label while installed (one at a time).
-class AllocationCounter {
- public:
-  AllocationCounter() {
-    counts().clear();
-    Kokkos::Tools::Experimental::set_allocate_data_callback(&on_allocate);
-  }
-  ~AllocationCounter() { Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr); }
-  AllocationCounter(AllocationCounter const&) = delete;
-  AllocationCounter& operator=(AllocationCounter const&) = delete;
-
-  static std::map<std::string, int>& counts() {
-    static std::map<std::string, int> c;
-    return c;
-  }
-
- private:
-  static void on_allocate(Kokkos::Profiling::SpaceHandle, char const* label, void const*, std::uint64_t) {
-    ++counts()[label ? label : "(no label)"];
-  }
-};
-
-std::string listed(std::map<std::string, int> const& counts) {
-  std::string out;
-  for (auto const& [label, n] : counts) out += "  " + label + " x " + std::to_string(n) + "\n";
-  return out;
-}
 
 /// A small simulated scan: 64 positions of 32 x 32, 2 modes; written once,
 /// removed when the tests end.
@@ -104,13 +75,9 @@ TEST_P(EpochAllocations, NoneAfterTheFirstEpochs) {
   // Warm-up: DM and RAAR start updating the probe at epoch 2, and plans of
   // the FFT library are made on first use.
   for (int e = 0; e < 3; ++e) rec.step();
-  std::map<std::string, int> during;
-  {
-    AllocationCounter const counter;
-    while (!rec.done()) rec.step();
-    during = AllocationCounter::counts();
-  }
-  EXPECT_TRUE(during.empty()) << options.solver << " allocated during epochs 4-8:\n" << listed(during);
+  test::AllocationCounter const counter;
+  while (!rec.done()) rec.step();
+  EXPECT_TRUE(counter.counts().empty()) << options.solver << " allocated during epochs 4-8:\n" << counter.listed();
   EXPECT_EQ(rec.state().cost.size(), 8u);
 }
 
@@ -119,9 +86,9 @@ INSTANTIATE_TEST_SUITE_P(Solvers, EpochAllocations, ::testing::Values("lsqml", "
 
 // The counter itself sees allocations: a test that cannot fail is a defect.
 TEST(EpochAllocations, TheCounterSeesAView) {
-  AllocationCounter const counter;
+  test::AllocationCounter const counter;
   Kokkos::View<float*> v("ptyko::test::counted", 16);
-  EXPECT_EQ(AllocationCounter::counts()["ptyko::test::counted"], 1);
+  EXPECT_EQ(counter.counts()["ptyko::test::counted"], 1);
 }
 
 }  // namespace

@@ -5,7 +5,8 @@
 //  * neighbor's overlap sum is exact and moves exactly the overlap bytes;
 //  * neighbor with sync-every 4 converges about as well, without seams, and
 //    its reconcile averages (and moves) only the overlaps' touched tiles;
-//  * each rank reads exactly its own frames.
+//  * each rank reads exactly its own frames;
+//  * no strategy allocates a View in an epoch once the first have run.
 #include <ptyko/core/dataset.hpp>
 #include <ptyko/core/fftshift.hpp>
 #include <ptyko/core/illumination.hpp>
@@ -21,6 +22,7 @@
 
 #include <gtest/gtest.h>
 
+#include <allocation_counter.hpp>
 #include <test_files.hpp>
 
 #include <cmath>
@@ -97,11 +99,16 @@ SolverOptions options(std::string const& solver, int epochs) {
 // Changes to the options of a run (batch size, isolated updates).
 using Tweak = std::function<void(SolverOptions&)>;
 
+// Runs the epochs of an assembled reconstruction (default: all of them).
+template <class T>
+using Drive = std::function<void(Reconstruction<T, Exec>&)>;
+
 // A run assembled like `ptyko reconstruct`, with a strategy ("" = LocalSync
 // on this rank alone, holding every frame).
 template <class T>
 RunResult run(std::string const& strategy_name, int sync_every, std::string const& solver, int epochs,
-              Tweak const& tweak = {}, std::string const& path = DatasetEnvironment::path) {
+              Tweak const& tweak = {}, std::string const& path = DatasetEnvironment::path,
+              Drive<T> const& drive = {}) {
   Exec space;
   auto comm = Communicator::world();
   ScanLayout const layout = read_scan_layout(path, {});
@@ -129,7 +136,10 @@ RunResult run(std::string const& strategy_name, int sync_every, std::string cons
   SolverOptions o = options<T>(solver, epochs);
   if (tweak) tweak(o);
   Reconstruction<T, Exec> rec(space, std::move(data), std::move(state), o, *sync, layout.positions_px);
-  while (!rec.done()) rec.step();
+  if (drive)
+    drive(rec);
+  else
+    while (!rec.done()) rec.step();
   out.cost = rec.state().cost;
   out.isolated = rec.isolated_positions();
   if (strategy) {
@@ -562,6 +572,31 @@ TEST(Neighbor, ApproximateConsensusConvergesWithoutSeams) {
 
 // Expects frame f of `data` to be frame ids[f] of the file, un-shifted.
 // Frames that are all counts (integers in [0, 65535]) are held as uint16.
+// Issue 6: buffers kept across batches. After three epochs (the probe
+// updates and the strategies' buffers made), further epochs allocate no
+// View on any rank: full-sync's packed batch sums, neighbor's halo buffers
+// and the approximate mode's reconcile included.
+TEST(Strategies, NoViewAllocatedInAnEpoch) {
+  struct Case {
+    char const* strategy;
+    int sync_every;
+    char const* solver;
+  };
+  for (Case const c : {Case{"full-sync", 1, "lsqml"}, Case{"full-sync", 1, "dm"}, Case{"neighbor", 1, "rpie"},
+                       Case{"neighbor", 4, "lsqml"}, Case{"neighbor", 1, "dm"}}) {
+    std::string allocated;
+    run<float>(c.strategy, c.sync_every, c.solver, 6, {}, DatasetEnvironment::path,
+               [&](Reconstruction<float, Exec>& rec) {
+                 for (int e = 0; e < 3; ++e) rec.step();
+                 test::AllocationCounter const counter;
+                 while (!rec.done()) rec.step();
+                 allocated = counter.listed();
+               });
+    EXPECT_EQ(allocated, "") << c.strategy << " (sync-every " << c.sync_every << "), " << c.solver << ", rank "
+                             << Communicator::world().rank() << " allocated in epochs 4-6";
+  }
+}
+
 template <class Data>
 void expect_frames_of(Data const& data, ScanLayout const& layout, std::vector<std::size_t> const& ids,
                       bool counts = true) {
