@@ -9,9 +9,11 @@
 // and region while the profiler is active is charged to "(host, outside kernels)".
 // Times are of the benchmarks' timer (bench_support.hpp: wall or process CPU).
 //
-// Exact on host backends (kernels are synchronous). On a device backend the
-// launch is asynchronous and kernel times need fences (run with
-// --kokkos-tools-libs=... instead); the bench programs use this on CPUs.
+// Exact on host backends (kernels are synchronous). On a device backend a
+// launch returns at once, so every event first fences the device: each
+// kernel, region (the FFT library's transforms) and deep copy is charged
+// its own device time, and the epoch runs serialised, a little slower than
+// unprofiled.
 
 #include "bench_support.hpp"
 
@@ -90,8 +92,12 @@ class KernelProfiler {
     return p;
   }
 
-  // Time since the last event goes to the innermost open kernel/region.
+  // Time since the last event goes to the innermost open kernel/region,
+  // once the device has finished what was launched meanwhile.
   void charge() {
+    if constexpr (!Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                              Kokkos::DefaultExecutionSpace::memory_space>::accessible)
+      Kokkos::fence();  // every instance (the labelled overload needs Kokkos 3.5)
     double const t = now();
     std::string const& who = m_stack.empty() ? outside() : m_stack.back();
     m_entries[who].name = who;
