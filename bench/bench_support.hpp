@@ -49,6 +49,11 @@ inline std::string fft_backend_name() {
   return "FFTW3";
 }
 
+/// The default execution space runs on a device: a launch returns before its
+/// work is done, and only a fence says when it is.
+inline constexpr bool device_launches_v =
+    !Kokkos::SpaceAccessibility<Kokkos::HostSpace, Exec::memory_space>::accessible;
+
 /// What the benchmarks time. Wall time is the standard; on a host backend
 /// whose default execution space is Serial one thread does all the work, so
 /// the process CPU time measures the same work without the time slices that

@@ -148,11 +148,9 @@ void breakdown() {
     prof.stop();
     double const total = t.stop() / K;
     double const fl = median(floors);
-    constexpr bool on_host =
-        Kokkos::SpaceAccessibility<Kokkos::HostSpace, Exec::memory_space>::accessible;
     std::printf("\n#### %s: %.1f ms/epoch, FFT floor %.1f ms, ratio %.2f (profiled; %s)\n\n", v.label.c_str(),
                 1e3 * total, 1e3 * fl, total / fl,
-                on_host ? "callbacks add a little" : "the device fenced at every kernel: serialised");
+                device_launches_v ? "the device fenced at every kernel: serialised" : "callbacks add a little");
     std::printf("| kernel / region | calls/epoch | ms/epoch | %% of epoch |\n|---|---:|---:|---:|\n");
     double shown = 0;
     for (auto const& e : prof.entries()) {

@@ -95,9 +95,7 @@ class KernelProfiler {
   // Time since the last event goes to the innermost open kernel/region,
   // once the device has finished what was launched meanwhile.
   void charge() {
-    if constexpr (!Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                              Kokkos::DefaultExecutionSpace::memory_space>::accessible)
-      Kokkos::fence();  // every instance (the labelled overload needs Kokkos 3.5)
+    if constexpr (device_launches_v) Kokkos::fence();  // every instance (a labelled fence needs Kokkos 3.5)
     double const t = now();
     std::string const& who = m_stack.empty() ? outside() : m_stack.back();
     m_entries[who].name = who;

@@ -241,7 +241,8 @@ std::vector<double> orthogonalize_modes(ExecSpace const& space,
   HermitianEigen eig = hermitian_eigen(G, M);
   if (recombination) *recombination = eig.vectors;
   // New mode k = sum_m V(m, k) P_m, in place.
-  if (mix.extent(0) == 0) mix = ModeMix<T, Mem>(Kokkos::view_alloc(space, "ptyko::orthogonalize_modes::vectors"), M, M);
+  if (mix.extent(0) == 0)
+    mix = ModeMix<T, Mem>(Kokkos::view_alloc(space, "ptyko::orthogonalize_modes::vectors"), M, M);
   PTYKO_REQUIRE(int(mix.extent(0)) == M && int(mix.extent(1)) == M, "ptyko::orthogonalize_modes: the mix buffer is ",
                 mix.extent(0), "x", mix.extent(1), ", not ", M, "x", M);
   // Staged in host memory that is not a View, so that no call allocates one.

@@ -37,9 +37,9 @@ HostComplex3 initial_probe_from_guess(HostComplex3 const& guess, int modes, std:
 /// changing the incoherent sum sum_m |P_m|^2 of the model they describe
 /// (a unitary recombination: new mode k = sum_m V(m, k) old mode m). Returns
 /// each mode's power; `recombination` (if given) receives V, M x M row-major.
-/// `mix`: an M x M View (kernels' ModeMix) that receives V on the device; a caller that
-/// orthogonalises every epoch keeps one, so that no epoch allocates (empty:
-/// one is allocated for the call). Blocking.
+/// `mix`: an M x M View (kernels' ModeMix) that receives V on the device;
+/// a caller that orthogonalises every epoch keeps one, so that no epoch
+/// allocates (empty: one is allocated for the call). Blocking.
 template <class T, class ExecSpace>
 std::vector<double> orthogonalize_modes(ExecSpace const& space,
                                         ComplexView3<T, typename ExecSpace::memory_space> const& probe,
