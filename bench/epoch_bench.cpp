@@ -3,7 +3,8 @@
 // Dataset: ptyko::simulate, 128 x 128 detector, 2 probe modes, 400
 // Fermat-spiral positions at 70 % overlap (bench_run.hpp), written once to a
 // temporary CXI file; single precision; one process, LocalSync; each
-// solver's default batch size (rPIE/LSQML 16, DM/RAAR chunks of 64).
+// solver's default batch size (rPIE/LSQML 16, DM/RAAR chunks of 64) unless
+// --batch gives one (a device wants larger batches than a CPU core).
 //
 // Timing: --timer=auto|wall|cpu as in kernel_bench (auto: process CPU time
 // on the Serial backend, wall time otherwise).
@@ -24,10 +25,12 @@
 // and mode): it is benchmarked with cost_every = 0 ("dm", which then reports
 // the Fourier error of its projection) and with the default ("dm/cost_every:1").
 //
-//   epoch_bench [--frames N] [--detector D] [--modes M] [--epochs K]
+//   epoch_bench [--frames N] [--detector D] [--modes M] [--epochs K] [--batch B]
 //               [--all-solvers] [--solvers lsqml,rpie,dm,dm/cost_every:1,raar,epie]
 //               [--dataset FILE.cxi] [--timer auto|wall|cpu] [--markdown] [--breakdown]
 //               [Google Benchmark flags]
+//   --batch       positions per batch (rPIE/LSQML) or per chunk (DM/RAAR);
+//                 0: each solver's default
 //   --dataset     a CXI file (e.g. memory_bench's 10 000-frame one) instead of the simulation
 //   --breakdown   instead of the benchmarks: per-kernel exclusive time per epoch
 //                 of each solver (Kokkos Tools callbacks, kernel_profiler.hpp)
@@ -52,6 +55,7 @@ using T = float;
 
 struct Config {
   int frames = 400, detector = 128, modes = 2, epochs = 5, warmup = 3;
+  int batch = 0;                      ///< SolverOptions::batch_size; 0: the solver's default
   bool all_solvers = false;
   std::string dataset;                ///< a CXI file instead of the simulated one
   std::vector<std::string> only;      ///< variants to run (labels); empty: all
@@ -65,6 +69,12 @@ struct Variant {
   int cost_every = 1;
 };
 
+SolverOptions options_of(Variant const& v) {
+  auto opts = bench_options(v.solver, g_config.modes, v.cost_every);
+  opts.batch_size = g_config.batch;
+  return opts;
+}
+
 /// Per variant: every (epoch, floor) ratio measured over all repetitions.
 std::map<std::string, std::vector<double>>& all_ratios() {
   static std::map<std::string, std::vector<double>> r;
@@ -75,7 +85,7 @@ void BM_epoch(benchmark::State& state, Variant const& v) {
   Exec space;
   LocalSync<T, Exec> sync;
   auto const& layout = *g_layout;
-  auto const opts = bench_options(v.solver, g_config.modes, v.cost_every);
+  auto const opts = options_of(v);
   auto rec = assemble<T>(space, layout, Share::everything(layout), sync, opts);
   int const N = int(layout.positions_px.size());
   FftFloor<T> floor(space, epoch_batch_sizes(layout, opts, std::size_t(N)), g_config.modes, layout.info.ny,
@@ -134,7 +144,7 @@ void breakdown() {
               "code of the solver between kernels.\n");
   for (auto const& v : variants()) {
     LocalSync<T, Exec> sync;
-    auto const opts = bench_options(v.solver, g_config.modes, v.cost_every);
+    auto const opts = options_of(v);
     auto rec = assemble<T>(space, layout, Share::everything(layout), sync, opts);
     FftFloor<T> floor(space, epoch_batch_sizes(layout, opts, std::size_t(N)), g_config.modes, layout.info.ny,
                       plan_effort(opts.fft_planner, layout.info.ny));
@@ -148,8 +158,8 @@ void breakdown() {
     prof.stop();
     double const total = t.stop() / K;
     double const fl = median(floors);
-    std::printf("\n#### %s: %.1f ms/epoch, FFT floor %.1f ms, ratio %.2f (profiled; %s)\n\n", v.label.c_str(),
-                1e3 * total, 1e3 * fl, total / fl,
+    std::printf("\n#### %s, batch %d: %.1f ms/epoch, FFT floor %.1f ms, ratio %.2f (profiled; %s)\n\n",
+                v.label.c_str(), rec->options().batch_size, 1e3 * total, 1e3 * fl, total / fl,
                 device_launches_v ? "the device fenced at every kernel: serialised" : "callbacks add a little");
     std::printf("| kernel / region | calls/epoch | ms/epoch | %% of epoch |\n|---|---:|---:|---:|\n");
     double shown = 0;
@@ -161,6 +171,16 @@ void breakdown() {
     }
     std::printf("| (others, each < 0.2 %%) | | %.2f | %.1f |\n", 1e3 * (prof.total_seconds() / K - shown),
                 100 * (prof.total_seconds() / K - shown) / total);
+    // Where the host waits for the device: on a GPU each is a round trip.
+#if KOKKOS_VERSION < 30500
+    std::printf("\nHost waits (fences) per epoch: not reported by Kokkos before 3.5\n");
+#else
+    std::printf("\nHost waits (fences) per epoch: %.0f\n\n", double(prof.fence_count()) / K);
+#endif
+    if (prof.fence_count() > 0) {
+      std::printf("| fence | calls/epoch |\n|---|---:|\n");
+      for (auto const& [name, count] : prof.fences()) std::printf("| %s | %.1f |\n", name.c_str(), double(count) / K);
+    }
   }
   std::fflush(stdout);
 }
@@ -174,6 +194,7 @@ int main(int argc, char** argv) {
   g_config.modes = std::stoi(take_flag(argc, argv, "modes", "2"));
   g_config.epochs = std::stoi(take_flag(argc, argv, "epochs", "5"));
   g_config.warmup = std::stoi(take_flag(argc, argv, "warmup", "3"));
+  g_config.batch = std::stoi(take_flag(argc, argv, "batch", "0"));
   g_config.all_solvers = take_flag(argc, argv, "all-solvers", "no") != "no";
   g_config.dataset = take_flag(argc, argv, "dataset", "");
   {

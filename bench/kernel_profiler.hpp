@@ -8,6 +8,9 @@
 // (for the FFT regions: the FFT library itself). Time outside every kernel
 // and region while the profiler is active is charged to "(host, outside kernels)".
 // Times are of the benchmarks' timer (bench_support.hpp: wall or process CPU).
+// Fences are counted by name (fences()): every one is a point where the host
+// waits for the device, e.g. a parallel_reduce into a host scalar; on a GPU
+// each costs a round trip (some microseconds) that no kernel tuning removes.
 //
 // Exact on host backends (kernels are synchronous). On a device backend a
 // launch returns at once, so every event first fences the device: each
@@ -52,6 +55,7 @@ class KernelProfiler {
     E::set_pop_region_callback(&on_pop_region);
     E::set_begin_deep_copy_callback(&on_begin_deep_copy);
     E::set_end_deep_copy_callback(&on_end_deep_copy);
+    E::set_begin_fence_callback(&on_begin_fence);
   }
 
   /// Removes the callbacks; charges the time since the last event.
@@ -68,6 +72,7 @@ class KernelProfiler {
     E::set_pop_region_callback(nullptr);
     E::set_begin_deep_copy_callback(nullptr);
     E::set_end_deep_copy_callback(nullptr);
+    E::set_begin_fence_callback(nullptr);
     instance() = nullptr;
   }
 
@@ -83,7 +88,22 @@ class KernelProfiler {
     for (auto const& [name, e] : m_entries) s += e.seconds;
     return s;
   }
-  void clear() { m_entries.clear(); }
+  /// Fences seen while active, by name, sorted by decreasing count (the
+  /// profiler's own fences on a device are not counted).
+  std::vector<std::pair<std::string, std::uint64_t>> fences() const {
+    std::vector<std::pair<std::string, std::uint64_t>> out(m_fences.begin(), m_fences.end());
+    std::sort(out.begin(), out.end(), [](auto const& a, auto const& b) { return a.second > b.second; });
+    return out;
+  }
+  std::uint64_t fence_count() const {
+    std::uint64_t n = 0;
+    for (auto const& [name, count] : m_fences) n += count;
+    return n;
+  }
+  void clear() {
+    m_entries.clear();
+    m_fences.clear();
+  }
 
  private:
   static double now() { return clock_seconds(); }  // the benchmarks' timer (wall or process CPU)
@@ -95,7 +115,11 @@ class KernelProfiler {
   // Time since the last event goes to the innermost open kernel/region,
   // once the device has finished what was launched meanwhile.
   void charge() {
-    if constexpr (device_launches_v) Kokkos::fence();  // every instance (a labelled fence needs Kokkos 3.5)
+    if constexpr (device_launches_v) {
+      m_own_fence = true;
+      Kokkos::fence();  // every instance (a labelled fence needs Kokkos 3.5)
+      m_own_fence = false;
+    }
     double const t = now();
     std::string const& who = m_stack.empty() ? outside() : m_stack.back();
     m_entries[who].name = who;
@@ -120,7 +144,10 @@ class KernelProfiler {
 
   static void on_begin_kernel(char const* name, std::uint32_t, std::uint64_t* id) {
     *id = 0;
-    if (auto* p = instance()) p->open(name);
+    if (auto* p = instance()) {
+      p->m_last_kernel = name;
+      p->open(name);
+    }
   }
   static void on_end_kernel(std::uint64_t) {
     if (auto* p = instance()) p->close();
@@ -138,8 +165,22 @@ class KernelProfiler {
   static void on_end_deep_copy() {
     if (auto* p = instance()) p->close();
   }
+  static void on_begin_fence(char const* name, std::uint32_t, std::uint64_t* id) {
+    *id = 0;
+    auto* p = instance();
+    if (p == nullptr || p->m_own_fence) return;
+    std::string what = name != nullptr ? name : "(unnamed)";
+    // Kokkos's own fences around tool callbacks exist only while profiling.
+    if (what.rfind("Kokkos::Tools::", 0) == 0) return;
+    // A reduction's fence is named after the kind only: name the kernel.
+    if (!p->m_last_kernel.empty() && what.rfind("Kokkos::parallel_", 0) == 0) what += " (" + p->m_last_kernel + ")";
+    ++p->m_fences[what];
+  }
 
   std::map<std::string, Entry> m_entries;
+  std::map<std::string, std::uint64_t> m_fences;
+  bool m_own_fence = false;
+  std::string m_last_kernel;  ///< the kernel begun last (names a reduction's fence)
   std::vector<std::string> m_stack;
   double m_last = 0;
 };
