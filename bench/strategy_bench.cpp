@@ -7,6 +7,7 @@
 //       [--target-error 0.1] [--error-every 1] [--frames 400] [--detector 128]
 //       [--modes 2] [--strategies full-sync,neighbor:1,neighbor:4] [--no-header]
 //       [--verbose]   (per-epoch time, bytes and error on stderr)
+//       [--breakdown] (per-kernel time per rank, epochs 3 and later: kernel_profiler.hpp)
 //
 // Dataset: the standard simulated one (bench_run.hpp), written once by rank 0
 // to a temporary CXI file; every rank reads only its own frames. Single
@@ -34,6 +35,7 @@
 
 #include "bench_run.hpp"
 #include "comm_model.hpp"
+#include "kernel_profiler.hpp"
 
 #include <ptyko/core/batching.hpp>
 #include <ptyko/core/illumination.hpp>
@@ -44,8 +46,10 @@
 #include <ptyko/parallel/partition.hpp>
 #include <ptyko/parallel/strategy.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -71,7 +75,7 @@ struct Config {
   std::vector<std::string> strategies{"full-sync", "neighbor:1", "neighbor:4"};
   int epochs = 30, error_every = 1, frames = 400, detector = 128, modes = 2;
   double target_error = 0.1;
-  bool header = true, verbose = false;
+  bool header = true, verbose = false, breakdown = false;
 };
 
 struct Row {
@@ -100,6 +104,56 @@ class Truth {
   HostRealImage m_illumination;
 };
 
+/// Rank 0 prints every rank's exclusive time per kernel and region (ms per
+/// profiled epoch), the kernels that take at least 1 % of some rank's time.
+void print_breakdown(Communicator const& world, KernelProfiler const& prof, int epochs, std::string const& what) {
+  std::string mine;
+  for (auto const& e : prof.entries()) mine += e.name + '\t' + std::to_string(1e3 * e.seconds / std::max(1, epochs)) + '\n';
+  std::vector<char> bytes(mine.begin(), mine.end());
+  std::vector<std::size_t> offsets;
+  auto const all = world.gather_bytes(bytes, offsets, 0);
+  if (world.rank() != 0) return;
+  int const P = world.size();
+  std::map<std::string, std::vector<double>> table;  // name -> ms per rank
+  std::vector<double> total(std::size_t(P), 0.0);
+  for (int r = 0; r < P; ++r) {
+    std::size_t const end = r + 1 < P ? offsets[r + 1] : all.size();
+    std::stringstream ss(std::string(all.data() + offsets[r], all.data() + end));
+    std::string line;
+    while (std::getline(ss, line)) {
+      auto const tab = line.rfind('\t');
+      if (tab == std::string::npos) continue;
+      double const ms = std::stod(line.substr(tab + 1));
+      auto& v = table[line.substr(0, tab)];
+      v.resize(std::size_t(P), 0.0);
+      v[std::size_t(r)] = ms;
+      total[std::size_t(r)] += ms;
+    }
+  }
+  std::vector<std::pair<double, std::string>> order;
+  for (auto const& [name, v] : table) {
+    double share = 0;
+    for (int r = 0; r < P; ++r) share = std::max(share, total[std::size_t(r)] > 0 ? v[std::size_t(r)] / total[std::size_t(r)] : 0);
+    if (share >= 0.01) order.push_back({-*std::max_element(v.begin(), v.end()), name});
+  }
+  std::sort(order.begin(), order.end());
+  std::printf("\n#### %s, P = %d: ms per epoch by kernel and rank (exclusive, %d epochs)\n\n| kernel / region |", what.c_str(),
+              P, epochs);
+  for (int r = 0; r < P; ++r) std::printf(" rank %d |", r);
+  std::printf("\n|---|");
+  for (int r = 0; r < P; ++r) std::printf("---:|");
+  std::printf("\n");
+  for (auto const& [key, name] : order) {
+    std::printf("| %s |", name.c_str());
+    for (double ms : table[name]) std::printf(" %.2f |", ms);
+    std::printf("\n");
+  }
+  std::printf("| **profiled total** |");
+  for (double t : total) std::printf(" %.2f |", t);
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
 Row run(Config const& cfg, ScanLayout const& layout, Truth const& truth, std::string const& solver,
         std::string const& strategy_spec) {
   Exec space;
@@ -124,8 +178,13 @@ Row run(Config const& cfg, ScanLayout const& layout, Truth const& truth, std::st
   strategy->take_bytes_moved();  // setup traffic is not an epoch's
 
   std::vector<double> seconds, bytes_mean, bytes_max;
+  KernelProfiler prof;  // --breakdown: epochs 3 and later
+  int profiled = 0;
   while (!rec->done()) {
+    bool const profile = cfg.breakdown && rec->state().epoch >= 2;
+    if (profile) prof.start();
     EpochReport const rep = rec->step();
+    if (profile) prof.stop(), ++profiled;
     double v[2] = {rep.seconds, rep.bytes};
     double sum = rep.bytes;
     stats.allreduce(v, 2, Datatype::float64, ReduceOp::max);
@@ -147,6 +206,7 @@ Row run(Config const& cfg, ScanLayout const& layout, Truth const& truth, std::st
       }
     }
   }
+  if (cfg.breakdown) print_breakdown(world, prof, profiled, solver + " " + strategy_spec);
   row.seconds = median(seconds);
   row.bytes_mean = median(bytes_mean);
   row.bytes_max = median(bytes_max);
@@ -253,6 +313,7 @@ int main(int argc, char** argv) {
   cfg.target_error = std::stod(take_flag(argc, argv, "target-error", "0.1"));
   cfg.header = take_flag(argc, argv, "no-header", "no") == "no";
   cfg.verbose = take_flag(argc, argv, "verbose", "no") != "no";
+  cfg.breakdown = take_flag(argc, argv, "breakdown", "no") != "no";
   if (argc > 1) {
     if (env.rank() == 0) std::fprintf(stderr, "strategy_bench: unknown argument %s\n", argv[1]);
     return 2;
