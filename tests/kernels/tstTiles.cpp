@@ -322,6 +322,63 @@ TYPED_TEST(Tiles, ProbeUpdatesClearTheirNumeratorBehindThem) {
 // max_value over flat Views of non-negative values: the largest element
 // wherever it sits (first, inside, last of a length that is no multiple of
 // the vector width), tiny and huge values, all zeros.
+// pack_tiles / unpack_tiles (full-sync's all-reduce buffer): planar (the
+// complex sums of every tile pixel, then their weights), tile after tile,
+// zeros for tile pixels outside the object; unpacking restores the tiles'
+// pixels, leaves the others alone and returns the largest weight.
+TYPED_TEST(Tiles, PackAndUnpackTilesRoundTrip) {
+  using T = TypeParam;
+  ExecSpace space;
+  int const H = 37, W = 45, e = tile_edge;  // the last tile row and column stick out
+  std::vector<std::array<int, 2>> const origins{{0, 0}, {0, e}, {0, 2 * e}, {2 * e, e}, {2 * e, 2 * e}};
+  auto tiles = make_tile_list<MemSpace>(origins, "tiles");
+  ComplexView2<T, MemSpace> num("num", H, W);
+  RealView2<T, MemSpace> w("w", H, W);
+  test::fill_random(num, 21);
+  auto hw = Kokkos::create_mirror_view(w);
+  for (int y = 0; y < H; ++y)
+    for (int x = 0; x < W; ++x) hw(y, x) = T(1 + y * W + x);  // distinct, the largest at (H-1, W-1)
+  Kokkos::deep_copy(w, hw);
+  std::size_t const n = origins.size() * e * e;
+  RealView1<T, MemSpace> packed("packed", 3 * n);
+  pack_tiles(space, tiles, num, w, packed);
+  auto hp = test::host_copy(packed);
+  auto hn = test::host_copy(num);
+  for (std::size_t k = 0; k < origins.size(); ++k)
+    for (int i = 0; i < e; ++i)
+      for (int j = 0; j < e; ++j) {
+        int const y = origins[k][0] + i, x = origins[k][1] + j;
+        std::size_t const p = (k * e + std::size_t(i)) * e + std::size_t(j);
+        bool const in = y < H && x < W;
+        ASSERT_EQ(hp(2 * p), in ? hn(y, x).real() : T(0)) << k << " " << i << " " << j;
+        ASSERT_EQ(hp(2 * p + 1), in ? hn(y, x).imag() : T(0));
+        ASSERT_EQ(hp(2 * n + p), in ? hw(y, x) : T(0));
+      }
+  // Unpack into sums that hold -1 everywhere: the tiles' pixels come back.
+  ComplexView2<T, MemSpace> num2("num2", H, W);
+  RealView2<T, MemSpace> w2("w2", H, W);
+  Kokkos::deep_copy(num2, Complex<T>(-1));
+  Kokkos::deep_copy(w2, T(-1));
+  double const largest = unpack_tiles(space, tiles, packed, num2, w2);
+  EXPECT_EQ(largest, double(hw(H - 1, W - 1)));
+  auto hn2 = test::host_copy(num2);
+  auto hw2 = test::host_copy(w2);
+  std::size_t restored = 0;
+  for (int y = 0; y < H; ++y)
+    for (int x = 0; x < W; ++x) {
+      bool in_tiles = false;
+      for (auto const& o : origins) in_tiles = in_tiles || (y >= o[0] && y < o[0] + e && x >= o[1] && x < o[1] + e);
+      if (in_tiles) {
+        ++restored;
+        ASSERT_EQ(hn2(y, x), hn(y, x)) << y << " " << x;
+        ASSERT_EQ(hw2(y, x), hw(y, x));
+      } else {
+        ASSERT_EQ(hw2(y, x), T(-1)) << y << " " << x;
+      }
+    }
+  EXPECT_EQ(restored, std::size_t(2 * e * e + e * 13 + 5 * e + 5 * 13));  // 16 x 16 twice, 16 x 13, 5 x 16, 5 x 13
+}
+
 TYPED_TEST(Tiles, MaxValueFindsTheLargestElement) {
   using T = TypeParam;
   ExecSpace space;

@@ -300,28 +300,56 @@ double max_over_tiles(ExecSpace const& space, TileList<typename ExecSpace::memor
   return std::max(0.0, double(result));
 }
 
-/// Copies (Re num, Im num, w) of every pixel of the tiles into `packed`
-/// (3 values per pixel, tile_edge^2 pixels per tile in tile order; pixels
-/// outside the object give zeros), so that the tiles travel as one
-/// contiguous buffer. Non-blocking.
+/// Copies num and w of every pixel of the tiles into `packed`, planar: the
+/// complex sums of the n = tiles x tile_edge^2 pixels first (2n values; tile
+/// after tile, row-major inside a tile), then their n weights; pixels
+/// outside the object give zeros. The tiles travel as one contiguous buffer
+/// that ranks holding the same tile list sum element by element. Host: one
+/// tile row per work item, contiguous copies that vectorise; devices: one
+/// pixel per work item. Non-blocking.
 template <class ExecSpace, class T, class Mem>
 void pack_tiles(ExecSpace const& space, TileList<Mem> const& tiles, ComplexView2<T, Mem> const& num,
                 RealView2<T, Mem> const& w, RealView1<T, Mem> const& packed) {
-  int const H = int(num.extent(0)), W = int(num.extent(1));
+  int const H = int(num.extent(0)), W = int(num.extent(1)), n_tiles = int(tiles.extent(0));
+  std::size_t const n = std::size_t(n_tiles) * tile_edge * tile_edge;
   auto t = tiles;
   auto u = num;
   auto a = w;
   auto out = packed;
-  Kokkos::parallel_for(
-      "ptyko::pack_tiles", tile_policy(space, int(tiles.extent(0))), KOKKOS_LAMBDA(int k, int i, int j) {
-        int const y = t(k, 0) + i, x = t(k, 1) + j;
-        std::size_t const p = 3 * ((std::size_t(k) * tile_edge + i) * tile_edge + j);
-        bool const in = y < H && x < W;
-        Complex<T> const v = in ? u(y, x) : Complex<T>(0);
-        out(p) = v.real();
-        out(p + 1) = v.imag();
-        out(p + 2) = in ? a(y, x) : T(0);
-      });
+  if (n_tiles == 0) return;
+  if constexpr (is_host_space_v<ExecSpace>) {
+    Kokkos::parallel_for(
+        "ptyko::pack_tiles", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, n_tiles * tile_edge),
+        KOKKOS_LAMBDA(int r) {
+          int const k = r / tile_edge, i = r - k * tile_edge;
+          int const y = t(k, 0) + i, x0 = t(k, 1);
+          int const m = y < H ? (W - x0 < tile_edge ? W - x0 : tile_edge) : 0;  // pixels inside the object
+          std::size_t const p = std::size_t(r) * tile_edge;
+          T* bn = &out(2 * p);
+          T* bw = &out(2 * n + p);
+          if (m > 0) {
+            Complex<T> const* v = &u(y, x0);
+            T const* c = &a(y, x0);
+            for (int j = 0; j < m; ++j) {
+              bn[2 * j] = v[j].real();
+              bn[2 * j + 1] = v[j].imag();
+              bw[j] = c[j];
+            }
+          }
+          for (int j = m > 0 ? m : 0; j < tile_edge; ++j) bn[2 * j] = bn[2 * j + 1] = bw[j] = T(0);
+        });
+  } else {
+    Kokkos::parallel_for(
+        "ptyko::pack_tiles", tile_policy(space, n_tiles), KOKKOS_LAMBDA(int k, int i, int j) {
+          int const y = t(k, 0) + i, x = t(k, 1) + j;
+          std::size_t const p = (std::size_t(k) * tile_edge + i) * tile_edge + j;
+          bool const in = y < H && x < W;
+          Complex<T> const v = in ? u(y, x) : Complex<T>(0);
+          out(2 * p) = v.real();
+          out(2 * p + 1) = v.imag();
+          out(2 * n + p) = in ? a(y, x) : T(0);
+        });
+  }
 }
 
 /// The inverse of pack_tiles: writes the packed values back into the tiles'
@@ -335,20 +363,43 @@ double unpack_tiles(ExecSpace const& space, TileList<Mem> const& tiles, RealView
   auto u = num;
   auto a = w;
   auto t = tiles;
-  int const H = int(num.extent(0)), W = int(num.extent(1));
+  int const H = int(num.extent(0)), W = int(num.extent(1)), n_tiles = int(tiles.extent(0));
+  std::size_t const n = std::size_t(n_tiles) * tile_edge * tile_edge;
   T result = 0;
-  if (tiles.extent(0) == 0) return 0.0;
-  Kokkos::parallel_reduce(
-      "ptyko::unpack_tiles", tile_policy(space, int(tiles.extent(0))),
-      KOKKOS_LAMBDA(int k, int i, int j, T& m) {
-        int const y = t(k, 0) + i, x = t(k, 1) + j;
-        if (y >= H || x >= W) return;
-        std::size_t const p = 3 * ((std::size_t(k) * tile_edge + i) * tile_edge + j);
-        u(y, x) = Complex<T>(in(p), in(p + 1));
-        a(y, x) = in(p + 2);
-        m = in(p + 2) > m ? in(p + 2) : m;
-      },
-      Kokkos::Max<T>(result));
+  if (n_tiles == 0) return 0.0;
+  if constexpr (is_host_space_v<ExecSpace>) {
+    Kokkos::parallel_reduce(
+        "ptyko::unpack_tiles", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, n_tiles * tile_edge),
+        KOKKOS_LAMBDA(int r, T& largest) {
+          int const k = r / tile_edge, i = r - k * tile_edge;
+          int const y = t(k, 0) + i, x0 = t(k, 1);
+          int const m = y < H ? (W - x0 < tile_edge ? W - x0 : tile_edge) : 0;
+          if (m <= 0) return;
+          std::size_t const p = std::size_t(r) * tile_edge;
+          T const* bn = &in(2 * p);
+          T const* bw = &in(2 * n + p);
+          Complex<T>* v = &u(y, x0);
+          T* c = &a(y, x0);
+          for (int j = 0; j < m; ++j) {
+            v[j] = Complex<T>(bn[2 * j], bn[2 * j + 1]);
+            c[j] = bw[j];
+          }
+          largest = max_nonnegative(c, 0, std::size_t(m), largest);
+        },
+        Kokkos::Max<T>(result));
+  } else {
+    Kokkos::parallel_reduce(
+        "ptyko::unpack_tiles", tile_policy(space, n_tiles),
+        KOKKOS_LAMBDA(int k, int i, int j, T& m) {
+          int const y = t(k, 0) + i, x = t(k, 1) + j;
+          if (y >= H || x >= W) return;
+          std::size_t const p = (std::size_t(k) * tile_edge + i) * tile_edge + j;
+          u(y, x) = Complex<T>(in(2 * p), in(2 * p + 1));
+          a(y, x) = in(2 * n + p);
+          m = in(2 * n + p) > m ? in(2 * n + p) : m;
+        },
+        Kokkos::Max<T>(result));
+  }
   return result > T(0) ? double(result) : 0.0;
 }
 
