@@ -1,3 +1,4 @@
+#include <ptyko/kernels/compat.hpp>
 #include <ptyko/kernels/error.hpp>
 #include <ptyko/parallel/communicator.hpp>
 
@@ -90,8 +91,14 @@ Communicator Communicator::split(int color, int key) const {
   return c;
 }
 
+// The collectives and waits below are profiling regions ("ptyko::MPI::..."):
+// a per-kernel breakdown (bench/kernel_profiler.hpp) then shows the time a
+// rank spends in MPI, waiting for its neighbours included, apart from the
+// host code around it.
+
 void Communicator::allreduce(void* buf, std::size_t count, Datatype type, ReduceOp op) const {
   if (m_size == 1 || count == 0) return;
+  ScopedRegion region("ptyko::MPI::allreduce");
   auto* p = static_cast<char*>(buf);
   for (std::size_t first = 0; first < count; first += max_count) {
     int const n = int(std::min(max_count, count - first));
@@ -104,6 +111,7 @@ void Communicator::allreduce(void* buf, std::size_t count, Datatype type, Reduce
 
 void Communicator::broadcast(void* buf, std::size_t count, Datatype type, int root) const {
   if (m_size == 1 || count == 0) return;
+  ScopedRegion region("ptyko::MPI::broadcast");
   auto* p = static_cast<char*>(buf);
   for (std::size_t first = 0; first < count; first += max_count) {
     int const n = int(std::min(max_count, count - first));
@@ -172,6 +180,7 @@ Request Communicator::irecv(void* buf, std::size_t count, Datatype type, int sou
 }
 
 void Communicator::wait_all(std::vector<Request>& requests) const {
+  ScopedRegion region("ptyko::MPI::wait_all");
   std::vector<MPI_Request> raw;
   raw.reserve(requests.size());
   for (auto& r : requests) raw.push_back(r.impl->request);
