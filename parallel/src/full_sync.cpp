@@ -58,8 +58,7 @@ class FullSync final : public Strategy<T, ExecSpace> {
     return unpack_tiles(space, tiles, packed, num, w);
   }
   void sum_probe(ExecSpace const& space, ProbeField const& num, RealField const& w) override {
-    allreduce_view(space, m_comm, num, ReduceOp::sum, m_staging);
-    allreduce_view(space, m_comm, w, ReduceOp::sum, m_staging);
+    allreduce_views(space, m_comm, num, w, ReduceOp::sum, m_staging);  // one call: UpdateSums keeps them adjacent
   }
   void sum(double* v, int n) override { m_comm.allreduce(v, std::size_t(n), Datatype::float64, ReduceOp::sum); }
   void max(double* v, int n) override { m_comm.allreduce(v, std::size_t(n), Datatype::float64, ReduceOp::max); }

@@ -410,8 +410,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     // M x D x D values are cheap, and probes drifting apart between
     // reconciliations would give each tile its own phase and scale, which no
     // averaging of the overlaps can repair.
-    allreduce_view(space, m_comm, num, ReduceOp::sum, m_staging);
-    allreduce_view(space, m_comm, w, ReduceOp::sum, m_staging);
+    allreduce_views(space, m_comm, num, w, ReduceOp::sum, m_staging);  // one call: UpdateSums keeps them adjacent
   }
 
   void sum(double* v, int n) override { m_comm.allreduce(v, std::size_t(n), Datatype::float64, ReduceOp::sum); }

@@ -39,6 +39,14 @@ class UpdateSums {
   using Mem = typename ExecSpace::memory_space;
   ComplexView2<T, Mem> obj_num;
   RealView2<T, Mem> obj_w;
+
+ private:
+  // One allocation holds probe_num and then probe_w, so that a strategy
+  // sums both in one collective (allreduce_views); the two Views below are
+  // unmanaged views into it.
+  RealView1<T, Mem> m_probe_sums;
+
+ public:
   ComplexView3<T, Mem> probe_num;
   RealView2<T, Mem> probe_w;
 
@@ -46,8 +54,9 @@ class UpdateSums {
   UpdateSums(ExecSpace const& space, int H, int W, int M, int D, int max_batch)
       : obj_num(make_object_field<ComplexView2<T, Mem>>(space, "ptyko::UpdateSums::obj_num", H, W, Complex<T>(0))),
         obj_w(make_object_field<RealView2<T, Mem>>(space, "ptyko::UpdateSums::obj_w", H, W, T(0))),
-        probe_num(Kokkos::view_alloc(space, "ptyko::UpdateSums::probe_num"), M, D, D),
-        probe_w(Kokkos::view_alloc(space, "ptyko::UpdateSums::probe_w"), D, D),
+        m_probe_sums(Kokkos::view_alloc(space, "ptyko::UpdateSums::probe_sums"), (2 * std::size_t(M) + 1) * D * D),
+        probe_num(reinterpret_cast<Complex<T>*>(m_probe_sums.data()), M, D, D),
+        probe_w(m_probe_sums.data() + 2 * std::size_t(M) * D * D, D, D),
         m_probe_int(Kokkos::view_alloc(space, "ptyko::UpdateSums::probe_intensity"), D, D),
         m_row_bounds(Kokkos::view_alloc(space, "ptyko::UpdateSums::footprint_row_bounds"), D + 1),
         m_products(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::UpdateSums::products"),

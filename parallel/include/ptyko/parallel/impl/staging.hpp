@@ -78,6 +78,31 @@ void allreduce_view(ExecSpace const& space, Communicator const& comm, View const
   }
 }
 
+/// allreduce_view of `a` and then `b`, as one call when `b` starts where
+/// `a` ends in memory (one allocation holding both, as the solvers' probe
+/// sums: UpdateSums): one collective, and on a device one staging round
+/// trip, instead of two. Blocking.
+template <class ExecSpace, class ViewA, class ViewB>
+void allreduce_views(ExecSpace const& space, Communicator const& comm, ViewA const& a, ViewB const& b, ReduceOp op,
+                     HostStaging& staging) {
+  using R = typename ScalarsOf<ViewA>::real_type;
+  using Mem = typename ViewA::memory_space;
+  static_assert(std::is_same_v<R, typename ScalarsOf<ViewB>::real_type>, "allreduce_views: one real type");
+  static_assert(std::is_same_v<Mem, typename ViewB::memory_space>, "allreduce_views: one memory space");
+  bool const adjacent = a.span() > 0 && b.span() > 0 &&
+                        reinterpret_cast<R const*>(a.data()) + ScalarsOf<ViewA>::count(a) ==
+                            reinterpret_cast<R const*>(b.data());
+  if (!adjacent) {
+    allreduce_view(space, comm, a, op, staging);
+    allreduce_view(space, comm, b, op, staging);
+    return;
+  }
+  Kokkos::View<R*, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> both(reinterpret_cast<R*>(a.data()),
+                                                                     ScalarsOf<ViewA>::count(a) +
+                                                                         ScalarsOf<ViewB>::count(b));
+  allreduce_view(space, comm, both, op, staging);
+}
+
 /// Broadcast of a contiguous View from `root`. Blocking.
 template <class ExecSpace, class View>
 void broadcast_view(ExecSpace const& space, Communicator const& comm, View const& v, int root,
