@@ -78,20 +78,22 @@ class VendorFFT {
     typename Api::handle plan;
     require(Api::create(&plan), "create");
     std::size_t bytes = 0;
-    if (int const status = Api::make_plan(plan, m_ny, m_nx, frames, &bytes); status != 0) {
-      Api::destroy(plan);
+    int const status = Api::make_plan(plan, m_ny, m_nx, frames, &bytes);
+    try {  // the plan joins m_plans only once it is complete: a failure releases it
       require(status, "make_plan");
+      if (bytes > m_work.extent(0)) {
+        // The transforms queued so far may use the old area until they finish.
+        fence(space, "ptyko::FFT::grow_work_area");
+        m_work = Kokkos::View<unsigned char*, Mem>(
+            Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::FFT::work_area"), bytes);
+        for (auto& kv : m_plans) require(Api::set_work_area(kv.second, m_work.data()), "set_work_area");
+      }
+      if (bytes > 0) require(Api::set_work_area(plan, m_work.data()), "set_work_area");  // none when it needs none
+    } catch (...) {
+      Api::destroy(plan);
+      throw;
     }
     m_plans.emplace(frames, plan);
-    if (bytes > m_work.extent(0)) {
-      // The transforms queued so far may use the old area until they finish.
-      fence(space, "ptyko::FFT::grow_work_area");
-      m_work = Kokkos::View<unsigned char*, Mem>(
-          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::FFT::work_area"), bytes);
-      for (auto& kv : m_plans) require(Api::set_work_area(kv.second, m_work.data()), "set_work_area");
-    } else if (bytes > 0) {  // a plan that needs none gets none
-      require(Api::set_work_area(plan, m_work.data()), "set_work_area");
-    }
     return plan;
   }
 
