@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iomanip>
@@ -34,6 +35,88 @@ void silence_hdf5_errors() {
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     done = true;
   }
+}
+
+// Compression filters of other programs' files (Eiger data: Bitshuffle/LZ4)
+// are HDF5 plugins. Debian installs some only for the serial HDF5
+// (hdf5-filter-plugin: LZ4, BZip2 in hdf5/serial/plugins), while ptyko
+// links the MPI flavour, which searches hdf5/openmpi/plugins. A filter is a
+// codec that does not depend on the flavour, so the serial folder next to
+// each default one is searched too, after it. A user's HDF5_PLUGIN_PATH
+// replaces the defaults and is left alone.
+void add_sibling_plugin_folders() {
+#if H5_VERSION_GE(1, 10, 1)
+  static bool done = false;
+  if (done) return;
+  done = true;
+  char const* env = std::getenv("HDF5_PLUGIN_PATH");
+  if (env != nullptr && *env != '\0') return;
+  unsigned n = 0;
+  if (H5PLsize(&n) < 0) return;
+  std::vector<std::string> folders;
+  for (unsigned i = 0; i < n; ++i) {
+    ssize_t const len = H5PLget(i, nullptr, 0);
+    if (len <= 0) continue;
+    std::string folder(std::size_t(len) + 1, '\0');
+    H5PLget(i, folder.data(), folder.size());
+    folder.resize(std::size_t(len));
+    folders.push_back(folder);
+  }
+  for (auto const& folder : folders) {
+    fs::path const p(folder);
+    if (p.filename() != "plugins" || p.parent_path().filename() == "serial") continue;
+    std::string const serial = (p.parent_path().parent_path() / "serial" / "plugins").string();
+    std::error_code ec;
+    if (std::find(folders.begin(), folders.end(), serial) == folders.end() && fs::is_directory(serial, ec))
+      H5PLappend(serial.c_str());
+  }
+#endif
+}
+
+// Names of the registered HDF5 filters that scientific files use most.
+std::string filter_name(H5Z_filter_t id) {
+  switch (id) {
+    case H5Z_FILTER_DEFLATE: return "gzip/deflate";
+    case H5Z_FILTER_SHUFFLE: return "shuffle";
+    case H5Z_FILTER_FLETCHER32: return "Fletcher32 checksum";
+    case H5Z_FILTER_SZIP: return "SZIP";
+    case H5Z_FILTER_NBIT: return "N-bit";
+    case H5Z_FILTER_SCALEOFFSET: return "scale-offset";
+    case 307: return "BZip2";
+    case 32000: return "LZF";
+    case 32001: return "Blosc";
+    case 32004: return "LZ4";
+    case 32008: return "Bitshuffle";
+    case 32013: return "ZFP";
+    case 32015: return "Zstandard";
+    case 32026: return "Blosc2";
+    default: return "";
+  }
+}
+
+// Why a dataset's data cannot be decoded, when it is a compression filter
+// that this HDF5 cannot load: one sentence naming the filter and the fix;
+// empty when every filter of `ds` is available.
+std::string missing_filter(hid_t ds) {
+  hid_t const dcpl = H5Dget_create_plist(ds);
+  if (dcpl < 0) return {};
+  std::string why;
+  int const n = H5Pget_nfilters(dcpl);
+  for (int i = 0; i < n && why.empty(); ++i) {
+    unsigned flags = 0, config = 0;
+    std::size_t nelmts = 0;
+    char name[64] = {0};
+    H5Z_filter_t const id = H5Pget_filter2(dcpl, unsigned(i), &flags, &nelmts, nullptr, sizeof(name), name, &config);
+    if (id < 0 || H5Zfilter_avail(id) > 0) continue;
+    std::string known = filter_name(id);
+    if (known.empty()) known = name[0] != '\0' ? name : "unknown";
+    why = "it is compressed with the HDF5 filter " + std::to_string(id) + " (" + known +
+          "), which this HDF5 cannot load: install the filter plugins (Debian: apt-get install bitshuffle "
+          "hdf5-filter-plugin, as scripts/install-deps does; elsewhere the hdf5plugin package) or set "
+          "HDF5_PLUGIN_PATH to the folder holding it";
+  }
+  H5Pclose(dcpl);
+  return why;
 }
 
 // The innermost (most specific) message on HDF5's error stack, e.g.
@@ -232,7 +315,11 @@ void read_selection(File const& f, std::string const& path, hid_t ds, hid_t mem_
   if (n == 0) return;
   Handle ftype(H5Dget_type(ds));
   H5T_class_t const cls = H5Tget_class(ftype);
-  auto fail = [&] { PTYKO_FAIL(f.name(), ": cannot read ", path, " (", hdf5_reason(), ")"); };
+  auto fail = [&] {
+    std::string const reason = hdf5_reason(), filter = missing_filter(ds);
+    if (!filter.empty()) PTYKO_FAIL(f.name(), ": cannot read ", path, ": ", filter);
+    PTYKO_FAIL(f.name(), ": cannot read ", path, " (", reason, ")");
+  };
   if constexpr (Tr::value) {
     using R = typename Tr::real;
     if (cls == H5T_COMPOUND && is_complex_compound(ftype)) {
@@ -399,6 +486,7 @@ void Handle::reset() {
 
 File File::open_read(std::string const& path) {
   silence_hdf5_errors();
+  add_sibling_plugin_folders();
   std::error_code ec;
   auto const st = fs::status(path, ec);
   PTYKO_REQUIRE(fs::exists(st), path, ": no such file");
@@ -427,6 +515,7 @@ File File::open_read(std::string const& path) {
 
 File File::create(std::string const& path) {
   silence_hdf5_errors();
+  add_sibling_plugin_folders();
   Handle fapl = file_access_plist();
   hid_t const id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   PTYKO_REQUIRE(id >= 0, path, ": cannot create (", hdf5_reason(), ")");
