@@ -18,6 +18,7 @@ void add_info(CLI::App& app, Action& action) {
   auto path = std::make_shared<std::string>();
   auto conv = std::make_shared<PositionConvention>();
   auto crop = std::make_shared<FrameCrop>();
+  auto mask = std::make_shared<MaskFile>();
   cmd->add_option("file", *path, "CXI file")->required();
   cmd->add_flag("--flip-x", conv->flip_x, "Negate x translations (files with the opposite sign)");
   cmd->add_flag("--flip-y", conv->flip_y, "Negate y translations");
@@ -28,11 +29,13 @@ void add_info(CLI::App& app, Action& action) {
   cmd->add_option("--crop-centre-x", crop->centre_x, "With --crop: column of the beam in the stored frames");
   cmd->add_option("--bin", crop->bin, "Describe the frames with B x B pixels summed into one")
       ->check(CLI::PositiveNumber);
-  cmd->callback([&action, path, conv, crop] {
+  cmd->add_option("--mask", mask->spec, "Add the detector mask of FILE[:DATASET] (HDF5; nonzero = bad pixel)");
+  cmd->add_flag("--mask-invert", mask->invert, "The --mask file marks measured pixels nonzero");
+  cmd->callback([&action, path, conv, crop, mask] {
     PTYKO_REQUIRE(crop->size > 0 || (!crop->centre_y && !crop->centre_x),
                   "--crop-centre-y/-x place the --crop window: give --crop N too");
-    action = [path, conv, crop](parallel::Environment& env) {
-      if (env.rank() == 0) fmt::print("{}", format_summary(summarize_cxi(*path, *conv, *crop)));
+    action = [path, conv, crop, mask](parallel::Environment& env) {
+      if (env.rank() == 0) fmt::print("{}", format_summary(summarize_cxi(*path, *conv, *crop, *mask)));
       return 0;
     };
   });

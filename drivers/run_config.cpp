@@ -256,6 +256,12 @@ std::vector<OptionDef> const& options() {
         [](RunConfig& c) -> auto& { return c.list_file; }, Flag::none, "\"inputs.txt\""));
     t.push_back(option("", "clip_negative", "--clip-negative", "Clamp negative intensities to zero instead of failing",
         [](RunConfig& c) -> auto& { return c.load.clip_negative; }, Flag::sets_true));
+    t.push_back(option("", "mask", "--mask",
+        "Add the detector mask of FILE or FILE:DATASET (HDF5, nonzero = bad pixel; default dataset: the CXI "
+        "mask, an Eiger master file's pixel_mask or /mask)",
+        [](RunConfig& c) -> auto& { return c.load.mask.spec; }, Flag::none, "\"detector_mask.h5\""));
+    t.push_back(option("", "mask_invert", "--mask-invert", "The --mask file marks measured pixels nonzero",
+        [](RunConfig& c) -> auto& { return c.load.mask.invert; }, Flag::sets_true));
     t.push_back(option("", "crop", "--crop",
         "Use the N x N window of the frames around the beam (0: the whole frames, which must be square)",
         [](RunConfig& c) -> auto& { return c.load.crop.size; }));
@@ -626,6 +632,10 @@ RunConfig resolved_config(RunConfig const& cfg, SolverOptions const& s, std::str
   r.inputs = {fs::absolute(input).lexically_normal().string()};
   r.list_file.clear();
   r.output = fs::absolute(output).lexically_normal().string();
+  if (!r.load.mask.spec.empty()) {  // a resumed run finds the mask from anywhere
+    auto const [file, dataset] = r.load.mask.file_and_dataset();
+    r.load.mask.spec = fs::absolute(file).lexically_normal().string() + (dataset.empty() ? "" : ":" + dataset);
+  }
   r.solver = s;
   r.batching = to_string(s.batching);
   r.fft_planner = to_string(s.fft_planner);

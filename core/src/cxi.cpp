@@ -8,11 +8,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 
 namespace ptyko {
 
 namespace {
+
+namespace fs = std::filesystem;
 
 constexpr char const* k_data = "/entry_1/data_1/data";
 constexpr char const* k_detector_data = "/entry_1/instrument_1/detector_1/data";
@@ -156,30 +159,46 @@ void bin_images(T const* fine, std::size_t n, int ny, int nx, int bin, Out* coar
   }
 }
 
-// The detector mask of the window (before binning: ny bin x nx bin) as
-// 1 = measured, from CXI's nonzero = bad.
-HostMask read_window_mask(h5::File const& f, CxiInfo const& info) {
-  int const wy = info.ny * info.bin, wx = info.nx * info.bin;
-  HostMask mask(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("ptyko::cxi::mask")), wy, wx);
-  if (!h5::exists(f, k_mask)) {
-    Kokkos::deep_copy(mask, std::uint8_t(1));
-    return mask;
-  }
-  auto const dims = h5::shape(f, k_mask);
-  PTYKO_REQUIRE(is_frame_shaped(dims, info.stored_ny, info.stored_nx), f.name(), ": mask ", k_mask, " is ",
+// Checks that `path` of `f` can be a mask of the stored frames; `what`
+// names it in messages ("mask", "--mask").
+void check_mask_dataset(h5::File const& f, std::string const& path, CxiInfo const& info, char const* what) {
+  auto const dims = h5::shape(f, path);
+  PTYKO_REQUIRE(is_frame_shaped(dims, info.stored_ny, info.stored_nx), f.name(), ": ", what, " ", path, " is ",
                 frame_size(dims), " but frames are ", info.stored_ny, "x", info.stored_nx, ": they must match");
-  std::string const type = h5::type_name(f, k_mask);
-  PTYKO_REQUIRE(is_real_number_type(type) || type == "enum", f.name(), ": mask ", k_mask, " holds ",
-                type, " values; expected integers (nonzero = bad pixel)");
+  std::string const type = h5::type_name(f, path);
+  PTYKO_REQUIRE(is_real_number_type(type) || type == "enum", f.name(), ": ", what, " ", path, " holds ", type,
+                " values; expected integers (nonzero = bad pixel)");
+}
+
+// Clears the measured flag of the window's pixels that the mask `path` of
+// `f` marks bad (nonzero; zero when `invert`).
+void apply_mask_dataset(h5::File const& f, std::string const& path, CxiInfo const& info, bool invert,
+                        HostMask const& mask) {
   // Read as double: exact for every integer a mask holds, keeps negative
   // values of signed masks nonzero, and NaN in a float mask counts as bad.
   // A small (detector-sized) array: read whole, then the crop window kept.
-  auto const v = h5::read<double>(f, k_mask);
-  for (int y = 0; y < wy; ++y)
-    for (int x = 0; x < wx; ++x)
-      mask(y, x) = v[std::size_t(info.window_y + y) * std::size_t(info.stored_nx) + std::size_t(info.window_x + x)] == 0
-                       ? 1
-                       : 0;
+  auto const v = h5::read<double>(f, path);
+  for (int y = 0; y < int(mask.extent(0)); ++y)
+    for (int x = 0; x < int(mask.extent(1)); ++x) {
+      double const m = v[std::size_t(info.window_y + y) * std::size_t(info.stored_nx) + std::size_t(info.window_x + x)];
+      if ((m != 0) != invert) mask(y, x) = 0;
+    }
+}
+
+// The detector mask of the window (before binning: ny bin x nx bin) as
+// 1 = measured, from CXI's nonzero = bad, and that of a --mask file.
+HostMask read_window_mask(h5::File const& f, CxiInfo const& info) {
+  int const wy = info.ny * info.bin, wx = info.nx * info.bin;
+  HostMask mask(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("ptyko::cxi::mask")), wy, wx);
+  Kokkos::deep_copy(mask, std::uint8_t(1));
+  if (h5::exists(f, k_mask)) {
+    check_mask_dataset(f, k_mask, info, "mask");
+    apply_mask_dataset(f, k_mask, info, false, mask);
+  }
+  if (!info.mask_file.empty()) {
+    auto const m = h5::File::open_read(info.mask_file);
+    apply_mask_dataset(m, info.mask_dataset, info, info.mask_invert, mask);
+  }
   return mask;
 }
 
@@ -339,12 +358,7 @@ CxiInfo cxi_inspect(std::string const& path, FrameCrop const& crop) {
 
   // The mask is always used, so a wrong one fails here, before any reading.
   info.has_mask = h5::exists(f, k_mask);
-  if (info.has_mask) {
-    auto const mdims = h5::shape(f, k_mask);
-    PTYKO_REQUIRE(is_frame_shaped(mdims, info.stored_ny, info.stored_nx), path, ": mask ", k_mask, " is ",
-                  frame_size(mdims), " but frames are ", info.stored_ny, "x", info.stored_nx,
-                  ": they must match");
-  }
+  if (info.has_mask) check_mask_dataset(f, k_mask, info, "mask");
   // The probe guess is optional input (a run may take it from elsewhere):
   // its shape is checked by cxi_read_illumination.
   if (h5::exists(f, k_illumination)) {
@@ -353,6 +367,42 @@ CxiInfo cxi_inspect(std::string const& path, FrameCrop const& crop) {
   }
   info.has_truth = h5::exists(f, k_truth);
   return info;
+}
+
+std::pair<std::string, std::string> MaskFile::file_and_dataset() const {
+  std::error_code ec;
+  auto const colon = spec.rfind(':');
+  if (colon == std::string::npos || fs::exists(spec, ec)) return {spec, ""};
+  return {spec.substr(0, colon), spec.substr(colon + 1)};
+}
+
+void cxi_add_mask_file(CxiInfo& info, MaskFile const& mask) {
+  auto [file, dataset] = mask.file_and_dataset();
+  std::error_code ec;
+  PTYKO_REQUIRE(!file.empty(), "--mask ", mask.spec, ": name a file, FILE or FILE:DATASET");
+  PTYKO_REQUIRE(fs::exists(file, ec), "--mask ", mask.spec, ": ", file, ": no such file");
+  auto const f = h5::File::open_read(file);
+  if (dataset.empty()) {
+    // Where other programs keep a detector mask: CXI, an Eiger master file
+    // (NeXus), a plain file.
+    for (char const* p : {k_mask, "/entry/instrument/detector/detectorSpecific/pixel_mask",
+                          "/entry/instrument/detector/pixel_mask", "/mask"})
+      if (h5::exists(f, p)) {
+        dataset = p;
+        break;
+      }
+    PTYKO_REQUIRE(!dataset.empty(), "--mask ", file, ": no mask at ", k_mask,
+                  ", /entry/instrument/detector/detectorSpecific/pixel_mask, "
+                  "/entry/instrument/detector/pixel_mask or /mask: name the dataset, --mask ",
+                  file, ":/path/to/mask");
+  } else {
+    if (dataset.front() != '/') dataset = "/" + dataset;
+    PTYKO_REQUIRE(h5::exists(f, dataset), "--mask ", mask.spec, ": ", file, " has no dataset ", dataset);
+  }
+  check_mask_dataset(f, dataset, info, "--mask");
+  info.mask_file = file;
+  info.mask_dataset = dataset;
+  info.mask_invert = mask.invert;
 }
 
 std::vector<std::array<double, 3>> cxi_read_translations(CxiInfo const& info) {

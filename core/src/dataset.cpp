@@ -16,6 +16,7 @@ namespace ptyko {
 ScanLayout read_scan_layout(std::string const& path, LoadOptions const& options) {
   ScanLayout layout;
   layout.info = cxi_inspect(path, options.crop);  // square frames (or a square crop of them)
+  if (!options.mask.spec.empty()) cxi_add_mask_file(layout.info, options.mask);
   layout.geometry = layout.info.geometry();
   auto positions_m = probe_positions_from_translations(cxi_read_translations(layout.info), options.convention);
   PTYKO_REQUIRE(positions_m.size() == layout.info.frames, path, ": ", positions_m.size(),

@@ -12,9 +12,11 @@
 
 namespace ptyko {
 
-DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& conv, FrameCrop const& crop) {
+DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& conv, FrameCrop const& crop,
+                             MaskFile const& mask_file) {
   DatasetSummary s;
   s.info = cxi_inspect(path, crop);
+  if (!mask_file.spec.empty()) cxi_add_mask_file(s.info, mask_file);
   CxiInfo const& info = s.info;
   int const D = info.ny;
   try {
@@ -107,7 +109,10 @@ std::string format_summary(DatasetSummary const& s) {
   line("intensity centre", fmt::format("(y, x) = ({:.1f}, {:.1f}) of the stored frames (their centre: {}, {})",
                                        s.centroid_y, s.centroid_x, i.stored_ny / 2, i.stored_nx / 2));
   if (s.empty_frames) line("empty frames", fmt::format("{}", s.empty_frames));
-  line("mask", fmt::format("{:.2f} % of pixels measured{}", 100 * s.mask_coverage, i.has_mask ? "" : " (no mask in file)"));
+  std::string const sources = i.mask_file.empty() ? (i.has_mask ? "" : " (no mask in file)")
+                              : fmt::format(" ({}{}:{}{})", i.has_mask ? "the file's and " : "", i.mask_file,
+                                            i.mask_dataset, i.mask_invert ? ", inverted" : "");
+  line("mask", fmt::format("{:.2f} % of pixels measured{}", 100 * s.mask_coverage, sources));
   if (!s.geometry_ok) {
     line("geometry", "unusable: " + s.geometry_problem);
     return out;

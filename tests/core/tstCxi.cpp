@@ -569,6 +569,70 @@ TEST_F(Cxi, MaskedBadPixelsAreZeroedNotChecked) {
   EXPECT_EQ(frames(0, 4, 4), c.frames(0, 4, 4));
 }
 
+// A detector mask kept in another file (--mask), as beamlines keep them:
+// added to the file's own mask, at the default places (CXI, an Eiger master
+// file's pixel_mask) or a named dataset, inverted on request, through a crop
+// window; its bad pixels are zeroed and not checked like the file's.
+TEST_F(Cxi, MaskFromAnotherFile) {
+  auto c = make_contents(2, 8, false);  // the file's own mask: (0, 1) and (7, 6) bad
+  c.frames(1, 2, 5) = std::numeric_limits<float>::quiet_NaN();
+  auto const path = file("scan.cxi");
+  cxi_write(path, c);
+  std::vector<std::uint32_t> gaps(64, 0);  // Eiger's pixel_mask: nonzero = bad, uint32
+  gaps[2 * 8 + 5] = 1;
+  gaps[4 * 8 + 0] = 8;
+  {
+    auto f = h5::File::create(file("eiger_master.h5"));
+    h5::write(f, "/entry/instrument/detector/detectorSpecific/pixel_mask", gaps.data(), {8, 8});
+    std::vector<std::uint8_t> good(64, 1);  // a mask with 1 = measured
+    good[6 * 8 + 6] = 0;
+    h5::write(f, "/masks/good_pixels", good.data(), {8, 8});
+    h5::write(f, "/masks/small", good.data(), {4, 16});
+    f.close();
+  }
+  auto bad_pixels = [](HostMask const& m) {
+    std::vector<std::array<int, 2>> bad;
+    for (int y = 0; y < int(m.extent(0)); ++y)
+      for (int x = 0; x < int(m.extent(1)); ++x)
+        if (!m(y, x)) bad.push_back({y, x});
+    return bad;
+  };
+  using Bad = std::vector<std::array<int, 2>>;
+
+  CxiInfo info = cxi_inspect(path);
+  cxi_add_mask_file(info, {file("eiger_master.h5"), false});
+  EXPECT_EQ(info.mask_dataset, "/entry/instrument/detector/detectorSpecific/pixel_mask");
+  EXPECT_EQ(bad_pixels(cxi_read_mask(info)), (Bad{{0, 1}, {2, 5}, {4, 0}, {7, 6}}));
+  auto const frames = cxi_read_frames(info, {0, 1});  // the NaN at (2, 5) is masked: no error
+  EXPECT_EQ(frames(1, 2, 5), 0.f);
+  EXPECT_EQ(frames(0, 4, 0), 0.f);
+  EXPECT_EQ(frames(0, 4, 1), c.frames(0, 4, 1));
+
+  CxiInfo inverted = cxi_inspect(path);
+  cxi_add_mask_file(inverted, {file("eiger_master.h5") + ":masks/good_pixels", true});
+  EXPECT_EQ(bad_pixels(cxi_read_mask(inverted)), (Bad{{0, 1}, {6, 6}, {7, 6}}));
+
+  FrameCrop crop;  // rows and columns 2-5
+  crop.size = 4;
+  CxiInfo windowed = cxi_inspect(path, crop);
+  cxi_add_mask_file(windowed, {file("eiger_master.h5"), false});
+  EXPECT_EQ(bad_pixels(cxi_read_mask(windowed)), (Bad{{0, 3}}));
+
+  CxiInfo any = cxi_inspect(path);
+  expect_user_error([&] { cxi_add_mask_file(any, {file("none.h5"), false}); }, {"--mask", "none.h5", "no such file"});
+  expect_user_error([&] { cxi_add_mask_file(any, {file("eiger_master.h5") + ":/masks/other", false}); },
+                    {"--mask", "has no dataset /masks/other"});
+  expect_user_error([&] { cxi_add_mask_file(any, {file("eiger_master.h5") + ":/masks/small", false}); },
+                    {"--mask", "/masks/small", "4x16", "8x8"});
+  {
+    auto f = h5::File::create(file("plain.h5"));
+    h5::write(f, "/something", gaps.data(), {8, 8});
+    f.close();
+  }
+  expect_user_error([&] { cxi_add_mask_file(any, {file("plain.h5"), false}); },
+                    {"--mask", "plain.h5", "no mask at", "pixel_mask", "plain.h5:/path/to/mask"});
+}
+
 TEST_F(Cxi, FrameIndexOutOfRange) {
   auto const path = file("range.cxi");
   cxi_write(path, make_contents(4, 8, true));

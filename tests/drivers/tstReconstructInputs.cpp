@@ -143,6 +143,21 @@ TEST_F(Inputs, ProbeGuessOfWrongSize) {
   expect_rejected(args("guess.cxi"), {"guess.cxi", "probe guess is 8x8", "16x16", k_illumination});
 }
 
+// A detector mask from another file (--mask): a missing file, dataset or
+// a mask of the wrong shape is refused before anything is read.
+TEST_F(Inputs, MaskFileProblems) {
+  std::string const in = good();
+  {
+    auto f = h5::File::create(file("mask.h5"));
+    std::vector<std::uint8_t> m(8 * 8, 0);
+    h5::write(f, "/mask", m.data(), {8, 8});
+    f.close();
+  }
+  expect_rejected(args(in, {"--mask", "nomask.h5"}), {"--mask", "nomask.h5", "no such file"});
+  expect_rejected(args(in, {"--mask", "mask.h5:/entry/pixel_mask"}), {"--mask", "no dataset /entry/pixel_mask"});
+  expect_rejected(args(in, {"--mask", "mask.h5"}), {"mask.h5", "--mask /mask", "8x8", "16x16"});
+}
+
 // Frames that are not square need a square window (--crop); the window
 // must lie inside the frames; a centre needs a window.
 TEST_F(Inputs, OblongFramesNameCrop) {

@@ -304,6 +304,39 @@ TEST_F(Run, WarnsAboutSaturatedPixels) {
   EXPECT_TRUE(contains(c.err, "20 pixels share the largest value 1e+06")) << c.err;
 }
 
+// The detector mask of another file (--mask, and --mask-invert for one
+// that marks measured pixels) silences the saturated-pixel warning, shows
+// in `ptyko info`, and is kept in the stored configuration.
+TEST_F(Run, MaskFromAnotherFile) {
+  auto t = simulated();
+  for (std::size_t f = 0; f < t.n; ++f) t.at(f, 8, 7) = 65535;  // a hot pixel
+  for (auto& v : t.frames) v = std::min(v, 65535.f);
+  t.data_type = "uint16";
+  t.write(file("hot.cxi"));
+  std::vector<std::uint8_t> bad(t.d * t.d, 0), good(t.d * t.d, 1);
+  bad[8 * t.d + 7] = 1;
+  good[8 * t.d + 7] = 0;
+  {
+    auto f = h5::File::create(file("detector.h5"));
+    h5::write(f, "/entry/instrument/detector/detectorSpecific/pixel_mask", bad.data(), {t.d, t.d});
+    h5::write(f, "/good", good.data(), {t.d, t.d});
+    f.close();
+  }
+  auto const plain = ok({"reconstruct", "hot.cxi", "-o", "plain.h5", "--epochs", "1", "-q", "--no-images"});
+  EXPECT_TRUE(contains(plain.err, "20 pixels hold 65535")) << plain.err;
+  for (auto const& mask : std::vector<std::vector<std::string>>{{"--mask", "detector.h5"},
+                                                                {"--mask", "detector.h5:/good", "--mask-invert"}}) {
+    std::vector<std::string> a{"reconstruct", "hot.cxi", "-o", "masked.h5", "--epochs", "1", "-q", "--no-images"};
+    a.insert(a.end(), mask.begin(), mask.end());
+    auto const o = ok(a);
+    EXPECT_FALSE(contains(o.err, "65535")) << o.err;
+    EXPECT_TRUE(contains(read_result(file("masked.h5")).config, "mask = \"" + file(mask[1]) + "\"")) << mask[1];
+  }
+  auto const info = ok({"info", "hot.cxi", "--mask", "detector.h5"});
+  EXPECT_TRUE(contains(info.out, "99.61 % of pixels measured (detector.h5:/entry/instrument/detector/"))
+      << info.out;
+}
+
 TEST_F(Run, SkipsEmptyFramesWithAWarning) {
   auto t = simulated();
   for (std::size_t f : {3, 11})

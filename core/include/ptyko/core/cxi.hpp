@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ptyko {
@@ -39,6 +40,20 @@ struct FrameCrop {
   int bin = 1;                      ///< stored pixels per frame pixel along each axis; divides the size
 };
 
+/// A detector mask kept in another file (--mask): beamlines keep their
+/// detectors' gap and dead-pixel masks apart from the scans.
+struct MaskFile {
+  /// FILE or FILE:DATASET (HDF5). Without a dataset: the CXI mask, then
+  /// an Eiger master file's pixel_mask, then /mask.
+  std::string spec;
+  bool invert = false;  ///< the file marks measured pixels nonzero (default: nonzero = bad, as CXI)
+
+  /// The file and the dataset (empty: the default places) of `spec`: the
+  /// text after its last ':' is a dataset unless the whole text names an
+  /// existing file.
+  std::pair<std::string, std::string> file_and_dataset() const;
+};
+
 /// What a CXI file holds, read without loading the frames.
 struct CxiInfo {
   std::string path;
@@ -51,7 +66,9 @@ struct CxiInfo {
   int bin = 1;                       ///< stored pixels per frame pixel along each axis (window: ny * bin)
   std::string data_type;        ///< "uint16", "int32", "float32", ...
   std::optional<double> energy_joule, wavelength_m, distance_m, pixel_size_x_m, pixel_size_y_m;
-  bool has_mask = false;
+  bool has_mask = false;        ///< the file has a mask
+  std::string mask_file, mask_dataset;  ///< a mask from another file (cxi_add_mask_file); empty: none
+  bool mask_invert = false;     ///< that mask marks measured pixels nonzero
   int illumination_modes = 0;   ///< 0: no probe guess in the file
   bool has_truth = false;       ///< /entry_1/ptyko_truth present (simulated by ptyko)
 
@@ -78,6 +95,11 @@ struct CxiInfo {
 /// non-square frames are refused (the message names --crop).
 CxiInfo cxi_inspect(std::string const& path, FrameCrop const& crop = {});
 
+/// Adds the mask of `mask` (MaskFile) to the file's own: a pixel is bad
+/// when either marks it. Checks that it exists, is numeric and has the
+/// stored frames' shape; UserError (naming --mask) otherwise.
+void cxi_add_mask_file(CxiInfo& info, MaskFile const& mask);
+
 /// Translations (N rows of x, y, z in metres) as stored: the sample's
 /// translation relative to the beam. (3, N) files are transposed.
 std::vector<std::array<double, 3>> cxi_read_translations(CxiInfo const& info);
@@ -92,8 +114,8 @@ std::vector<std::array<double, 3>> cxi_read_translations(CxiInfo const& info);
 HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& indices,
                            bool clip_negative = false);
 
-/// Detector mask as 1 = measured, 0 = bad (CXI stores nonzero = bad);
-/// an all-ones mask when the file has none.
+/// Detector mask as 1 = measured, 0 = bad (CXI stores nonzero = bad), with
+/// that of cxi_add_mask_file; an all-ones mask when there is none.
 HostMask cxi_read_mask(CxiInfo const& info);
 
 /// Probe guess /entry_1/instrument_1/source_1/illumination as (M, ny, nx)

@@ -33,8 +33,9 @@ struct DatasetSummary {
 
 /// Reads `path` (all frames, in chunks) and computes the summary. Throws
 /// UserError for files that cannot be read as CXI at all.
+/// `mask`: a detector mask from another file (--mask) added to the file's.
 DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& conv = {},
-                             FrameCrop const& crop = {});
+                             FrameCrop const& crop = {}, MaskFile const& mask = {});
 
 /// Multi-line human-readable report.
 std::string format_summary(DatasetSummary const& s);
