@@ -206,6 +206,28 @@ class Log {
   std::FILE* m_file = nullptr;
 };
 
+// --mask-above: a pixel that reaches `level` in any frame of any rank is
+// bad in all frames (saturated counters, hot pixels, module gaps filled
+// with the type's maximum), on every rank alike. Collective.
+template <class T, class Exec>
+void mask_pixels_reaching(Communicator const& comm, Exec const& space, LocalData<T, Exec>& data, double level,
+                          std::string const& input, Log& log) {
+  std::vector<float> const local = pixel_maxima(space, data);
+  std::vector<double> maxima(local.begin(), local.end());
+  comm.allreduce(maxima.data(), maxima.size(), Datatype::float64, ReduceOp::max);
+  std::vector<std::uint8_t> bad(maxima.size());
+  std::size_t count = 0;
+  for (std::size_t k = 0; k < maxima.size(); ++k) count += bad[k] = maxima[k] >= level ? 1 : 0;
+  if (count > 0) mask_pixels(space, data, bad);
+  double const share = double(count) / double(maxima.size());
+  log.info(fmt::format("reconstruct: --mask-above {:g}: {} pixel(s) ({:.2f} %) reach it in some frame: masked", level,
+                       count, 100 * share));
+  if (share > 0.05)
+    log.warn(fmt::format("{}: --mask-above {:g} masks {:.1f} % of the detector: is the level below the real "
+                         "intensities? (ptyko info shows the brightest pixel)",
+                         input, level, 100 * share));
+}
+
 // ------------------------------------------------------------------ agreement
 
 // Runs `f` on every rank of `comm`; when it throws on any rank, every rank
@@ -363,6 +385,7 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
   std::size_t const N = layout.info.frames;
 
   // 2. What the frames look like, over all ranks (collective).
+  if (cfg.mask_above) mask_pixels_reaching(comm, space, data, *cfg.mask_above, input, log);
   FrameStats const stats = frame_stats(space, data);
   std::vector<double> counts(N, 0.0);
   for (std::size_t f = 0; f < stats.counts.size(); ++f) counts[data.frame_ids[f]] = stats.counts[f];
@@ -389,12 +412,13 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
                          input, mean_counts));
   if (at[0] > 0)
     log.warn(fmt::format("{}: {:.0f} pixels hold {:.0f}, the largest {} value: saturated (or unmasked bad) pixels "
-                         "bias the reconstruction; mark them in /entry_1/instrument_1/detector_1/mask",
-                         input, at[0], ceiling, layout.info.data_type));
+                         "bias the reconstruction; mask them (--mask-above {:.0f}, or the file's or a --mask file's "
+                         "mask)",
+                         input, at[0], ceiling, layout.info.data_type, ceiling));
   else if (max_value >= 100 && at[1] >= std::max(10.0, 0.05 * double(N)))
     log.warn(fmt::format("{}: {:.0f} pixels share the largest value {:.6g}: this looks like a saturated detector "
-                         "(or clipped data); mark them in /entry_1/instrument_1/detector_1/mask",
-                         input, at[1], max_value));
+                         "(or clipped data); mask them (--mask-above {:.6g}, or the file's or a --mask file's mask)",
+                         input, at[1], max_value, max_value));
   if (!empty.empty()) {
     log.warn(fmt::format("{}: {} of {} frames hold no counts (frame{} {}): they are skipped", input, empty.size(), N,
                          empty.size() > 1 ? "s" : "", frame_list(empty)));

@@ -262,6 +262,10 @@ std::vector<OptionDef> const& options() {
         [](RunConfig& c) -> auto& { return c.load.mask.spec; }, Flag::none, "\"detector_mask.h5\""));
     t.push_back(option("", "mask_invert", "--mask-invert", "The --mask file marks measured pixels nonzero",
         [](RunConfig& c) -> auto& { return c.load.mask.invert; }, Flag::sets_true));
+    t.push_back(option("", "mask_above", "--mask-above",
+        "Mask every pixel that reaches this value in any frame (saturated or hot pixels; frames as read, after "
+        "--crop and --bin)",
+        [](RunConfig& c) -> auto& { return c.mask_above; }, Flag::none, "60000"));
     t.push_back(option("", "crop", "--crop",
         "Use the N x N window of the frames around the beam (0: the whole frames, which must be square)",
         [](RunConfig& c) -> auto& { return c.load.crop.size; }));
@@ -547,6 +551,7 @@ void finish_run_config(RunConfig& c) {
   PTYKO_REQUIRE(c.sync_every >= 1, "--sync-every must be >= 1, got ", c.sync_every);
   PTYKO_REQUIRE(c.load.crop.size >= 0, "--crop must be >= 0 pixels (0: no crop), got ", c.load.crop.size);
   PTYKO_REQUIRE(c.load.crop.bin >= 1, "--bin must be >= 1 (1: no binning), got ", c.load.crop.bin);
+  PTYKO_REQUIRE(!c.mask_above || *c.mask_above > 0, "--mask-above must be > 0 counts, got ", c.mask_above.value_or(0));
   PTYKO_REQUIRE(c.load.crop.size > 0 || (!c.load.crop.centre_y && !c.load.crop.centre_x),
                 "--crop-centre-y/-x place the --crop window: give --crop N too");
   c.solver.batch_size = c.batch_size.value_or(0);

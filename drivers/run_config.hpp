@@ -24,7 +24,8 @@ struct RunConfig {
   // -- input (top level of the TOML file)
   std::vector<std::string> inputs;  ///< one CXI file per view
   std::string list_file;            ///< a text file of inputs, one per line
-  LoadOptions load;                 ///< position convention and --clip-negative
+  LoadOptions load;                 ///< position convention, --clip-negative, --crop, --mask
+  std::optional<double> mask_above;  ///< --mask-above: pixels reaching it in any frame are bad
   // -- [solver]
   SolverOptions solver;  ///< name, epochs, seed, ... (the fields below are optional in files)
   std::optional<int> batch_size;          ///< absent: the solver's default

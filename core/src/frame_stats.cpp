@@ -60,6 +60,53 @@ std::size_t count_at_least(ExecSpace const& space, Frames const& frames, float t
   return count;
 }
 
+/// out(i, j) = the largest frames(f, i, j) over f. Non-blocking. Host
+/// spaces: one detector row per work item, frames in order, so that each
+/// frame's row is read contiguously; devices: one pixel per work item,
+/// adjacent work items reading adjacent pixels.
+template <class ExecSpace, class Frames, class Out>
+void pixel_max(ExecSpace const& space, Frames const& frames, Out const& out) {
+  int const n = int(frames.extent(0)), D = int(frames.extent(1));
+  if constexpr (is_host_space_v<ExecSpace>) {
+    Kokkos::parallel_for(
+        "ptyko::pixel_maxima", Kokkos::RangePolicy<ExecSpace>(space, 0, D), KOKKOS_LAMBDA(int i) {
+          float* m = &out(i, 0);
+          for (int j = 0; j < D; ++j) m[j] = 0;
+          for (int f = 0; f < n; ++f) {
+            auto const* row = &frames(f, i, 0);
+            for (int j = 0; j < D; ++j) {
+              float const v = float(row[j]);
+              m[j] = v > m[j] ? v : m[j];
+            }
+          }
+        });
+  } else {
+    Kokkos::parallel_for(
+        "ptyko::pixel_maxima", Kokkos::RangePolicy<ExecSpace>(space, 0, D * D), KOKKOS_LAMBDA(int q) {
+          int const i = q / D, j = q % D;
+          float m = 0;
+          for (int f = 0; f < n; ++f) {
+            float const v = float(frames(f, i, j));
+            m = v > m ? v : m;
+          }
+          out(i, j) = m;
+        });
+  }
+}
+
+/// frames(f, i, j) = 0 where measured(i, j) is 0. Non-blocking.
+template <class ExecSpace, class Frames, class Mask>
+void zero_masked(ExecSpace const& space, Frames const& frames, Mask const& measured) {
+  using V = typename Frames::non_const_value_type;
+  int const D = int(frames.extent(1));
+  Kokkos::parallel_for(
+      "ptyko::mask_pixels::frames", Kokkos::RangePolicy<ExecSpace>(space, 0, frames.span()),
+      KOKKOS_LAMBDA(std::size_t q) {
+        FrameIndex const at = frame_index(q, D);
+        if (!measured(at.i, at.j)) frames(at.b, at.i, at.j) = V(0);
+      });
+}
+
 /// A new stack of the frames src(idx(f)). Non-blocking.
 template <class ExecSpace, class Frames, class Index>
 Frames gather_frames(ExecSpace const& space, Frames const& src, Index const& idx) {
@@ -96,6 +143,34 @@ FrameStats frame_stats(ExecSpace const& space, LocalData<T, ExecSpace> const& da
 template <class T, class ExecSpace>
 std::size_t count_pixels_at_least(ExecSpace const& space, LocalData<T, ExecSpace> const& data, float threshold) {
   return data.frames.visit([&](auto const& frames) { return impl::count_at_least(space, frames, threshold); });
+}
+
+template <class T, class ExecSpace>
+std::vector<float> pixel_maxima(ExecSpace const& space, LocalData<T, ExecSpace> const& data) {
+  using Mem = typename ExecSpace::memory_space;
+  int const D = data.detector();
+  Kokkos::View<float**, Kokkos::LayoutRight, Mem> out(Kokkos::view_alloc(space, "ptyko::pixel_maxima"), D, D);
+  data.frames.visit([&](auto const& frames) { impl::pixel_max(space, frames, out); });
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);  // device -> host: D x D maxima
+  return std::vector<float>(h.data(), h.data() + h.span());
+}
+
+template <class T, class ExecSpace>
+void mask_pixels(ExecSpace const& space, LocalData<T, ExecSpace>& data, std::vector<std::uint8_t> const& bad) {
+  using Mem = typename ExecSpace::memory_space;
+  int const D = data.detector();
+  PTYKO_ASSERT(bad.size() == std::size_t(D) * D, bad.size(), " flags for ", D, " x ", D, " pixels");
+  if (data.mask.extent(0) == 0) {
+    data.mask = MaskView<Mem>(Kokkos::view_alloc(space, "ptyko::LocalData::mask"), D, D);
+    Kokkos::deep_copy(space, data.mask, std::uint8_t(1));
+  }
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), data.mask);  // device -> host: mask
+  for (std::size_t k = 0; k < bad.size(); ++k)
+    if (bad[k]) h.data()[k] = 0;
+  Kokkos::deep_copy(space, data.mask, h);  // host -> device: the mask with `bad`
+  auto const measured = data.mask;
+  data.frames.visit([&](auto const& frames) { impl::zero_masked(space, frames, measured); });
+  fence(space, "ptyko::mask_pixels");
 }
 
 double data_type_ceiling(std::string const& t) {
@@ -144,6 +219,11 @@ LocalData<T, ExecSpace> select_frames(ExecSpace const& space, LocalData<T, ExecS
                                                                     LocalData<T, Kokkos::DefaultExecutionSpace> const&); \
   template std::size_t count_pixels_at_least<T, Kokkos::DefaultExecutionSpace>(                               \
       Kokkos::DefaultExecutionSpace const&, LocalData<T, Kokkos::DefaultExecutionSpace> const&, float);        \
+  template std::vector<float> pixel_maxima<T, Kokkos::DefaultExecutionSpace>(                                 \
+      Kokkos::DefaultExecutionSpace const&, LocalData<T, Kokkos::DefaultExecutionSpace> const&);               \
+  template void mask_pixels<T, Kokkos::DefaultExecutionSpace>(Kokkos::DefaultExecutionSpace const&,            \
+                                                              LocalData<T, Kokkos::DefaultExecutionSpace>&,    \
+                                                              std::vector<std::uint8_t> const&);               \
   template LocalData<T, Kokkos::DefaultExecutionSpace> select_frames<T, Kokkos::DefaultExecutionSpace>(        \
       Kokkos::DefaultExecutionSpace const&, LocalData<T, Kokkos::DefaultExecutionSpace> const&,                \
       std::vector<int> const&, std::vector<std::size_t> const&, std::size_t);

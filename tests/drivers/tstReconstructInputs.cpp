@@ -156,6 +156,7 @@ TEST_F(Inputs, MaskFileProblems) {
   expect_rejected(args(in, {"--mask", "nomask.h5"}), {"--mask", "nomask.h5", "no such file"});
   expect_rejected(args(in, {"--mask", "mask.h5:/entry/pixel_mask"}), {"--mask", "no dataset /entry/pixel_mask"});
   expect_rejected(args(in, {"--mask", "mask.h5"}), {"mask.h5", "--mask /mask", "8x8", "16x16"});
+  expect_rejected(args(in, {"--mask-above", "0"}), {"--mask-above", "> 0"});
 }
 
 // Frames that are not square need a square window (--crop); the window

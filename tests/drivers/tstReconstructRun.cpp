@@ -337,6 +337,44 @@ TEST_F(Run, MaskFromAnotherFile) {
       << info.out;
 }
 
+// --mask-above: a pixel that reaches the level in any frame (here only in
+// frame 0, which one rank of two reads) is masked in all frames on every
+// rank: the same run as with that pixel in a --mask file.
+TEST_F(Run, MaskAboveMasksPixelsReachingItInAnyFrame) {
+  auto t = simulated();
+  t.at(0, 8, 7) = 65535;
+  t.at(0, 3, 12) = 70000;
+  t.write(file("hot.cxi"));
+  std::vector<std::uint8_t> bad(t.d * t.d, 0);
+  bad[8 * t.d + 7] = bad[3 * t.d + 12] = 1;
+  {
+    auto f = h5::File::create(file("hot_mask.h5"));
+    h5::write(f, "/mask", bad.data(), {t.d, t.d});
+    f.close();
+  }
+  for (int ranks : {0, 2}) {
+    std::vector<std::string> a{"reconstruct", "hot.cxi", "--epochs", "3", "--no-images", "--strategy", "neighbor"};
+    auto const above = [&] {
+      auto v = a;
+      v.insert(v.end(), {"-o", "above.h5", "--mask-above", "65000"});
+      return v;
+    }();
+    auto const masked = [&] {
+      auto v = a;
+      v.insert(v.end(), {"-o", "masked.h5", "--mask", "hot_mask.h5", "-q"});
+      return v;
+    }();
+    auto const o = ok(above, ranks);
+    EXPECT_TRUE(contains(o.out, "--mask-above 65000: 2 pixel(s) (0.78 %) reach it in some frame: masked")) << o.out;
+    EXPECT_FALSE(contains(o.err, "largest value")) << o.err;
+    ok(masked, ranks);
+    expect_same_result(file("above.h5"), file("masked.h5"), 0.0);
+  }
+  auto const none = ok({"reconstruct", "hot.cxi", "-o", "none.h5", "--epochs", "1", "--no-images", "--mask-above",
+                        "1e9"});
+  EXPECT_TRUE(contains(none.out, "--mask-above 1e+09: 0 pixel(s)")) << none.out;
+}
+
 TEST_F(Run, SkipsEmptyFramesWithAWarning) {
   auto t = simulated();
   for (std::size_t f : {3, 11})

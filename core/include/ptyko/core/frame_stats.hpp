@@ -6,6 +6,7 @@
 #include <ptyko/core/state.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,19 @@ FrameStats frame_stats(ExecSpace const& space, LocalData<T, ExecSpace> const& da
 /// Number of pixels of `data`'s frames whose value is >= `threshold`. Blocking.
 template <class T, class ExecSpace>
 std::size_t count_pixels_at_least(ExecSpace const& space, LocalData<T, ExecSpace> const& data, float threshold);
+
+/// The largest value of each detector pixel over `data`'s frames: D * D
+/// values, row-major, corner-centred as the frames are held (0 without
+/// frames). Blocking.
+template <class T, class ExecSpace>
+std::vector<float> pixel_maxima(ExecSpace const& space, LocalData<T, ExecSpace> const& data);
+
+/// Marks the pixels where `bad` (D * D, corner-centred) is nonzero as not
+/// measured: clears them in the mask (made when every pixel was measured)
+/// and zeroes them in every frame, as loading does with the file's mask.
+/// Blocking.
+template <class T, class ExecSpace>
+void mask_pixels(ExecSpace const& space, LocalData<T, ExecSpace>& data, std::vector<std::uint8_t> const& bad);
 
 /// The largest value of a detector's integer data type ("uint16" -> 65535,
 /// as cxi's CxiInfo::data_type names them): where a counter saturates. 0 for
