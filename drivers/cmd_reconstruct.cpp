@@ -371,7 +371,9 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
     strategy = parallel::make_strategy<T, Exec>(cfg.strategy, comm, layout, sopts);
     auto const& dec = strategy->decomposition();
     check_object_memory(layout, dec, sizeof(T));
-    if (!layout.info.resampled())
+    if (!cfg.probe_guess.empty())
+      guess = read_probe_guess(cfg.probe_guess, layout.info);
+    else if (!layout.info.resampled())
       guess = cxi_read_illumination(layout.info);
     else if (layout.info.illumination_modes > 0)
       log.warn(fmt::format("{}: the file's probe guess is sampled for its whole {} x {} frames, not for the {} x {} "

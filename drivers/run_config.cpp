@@ -321,6 +321,10 @@ std::vector<OptionDef> const& options() {
     t.push_back(option("probe", "update_start", "--probe-update-start",
         "First epoch that updates the probe (default: 2 for dm/raar, else 0)",
         [](RunConfig& c) -> auto& { return c.probe_update_start; }, Flag::none, "0"));
+    t.push_back(option("probe", "guess", "--probe",
+        "Start from the probe of FILE or FILE:DATASET (an earlier result's /reconstruction/probe, a CXI "
+        "file's illumination), instead of the input's guess or a computed one",
+        [](RunConfig& c) -> auto& { return c.probe_guess; }, Flag::none, "\"reference_scan.h5\""));
     t.push_back(option("probe", "support", "--probe-support", "Probe support radius in pixels (0: none)",
         [](RunConfig& c) -> auto& { return c.solver.probe_support; }));
     t.push_back(option("probe", "diameter", "--probe-diameter",
@@ -638,8 +642,12 @@ RunConfig resolved_config(RunConfig const& cfg, SolverOptions const& s, std::str
   r.list_file.clear();
   r.output = fs::absolute(output).lexically_normal().string();
   if (!r.load.mask.spec.empty()) {  // a resumed run finds the mask from anywhere
-    auto const [file, dataset] = r.load.mask.file_and_dataset();
+    auto const [file, dataset] = split_file_dataset(r.load.mask.spec);
     r.load.mask.spec = fs::absolute(file).lexically_normal().string() + (dataset.empty() ? "" : ":" + dataset);
+  }
+  if (!r.probe_guess.empty()) {
+    auto const [file, dataset] = split_file_dataset(r.probe_guess);
+    r.probe_guess = fs::absolute(file).lexically_normal().string() + (dataset.empty() ? "" : ":" + dataset);
   }
   r.solver = s;
   r.batching = to_string(s.batching);

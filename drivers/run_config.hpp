@@ -36,6 +36,7 @@ struct RunConfig {
   std::string fft_planner = "auto";
   // -- [probe]
   double probe_diameter = 0;  ///< initial probe size without a guess (0: from the scan step)
+  std::string probe_guess;    ///< --probe FILE[:DATASET]: the initial probe (else the input's guess)
   // -- [parallel]
   std::string strategy = "full-sync";
   int sync_every = 1;

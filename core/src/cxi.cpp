@@ -369,7 +369,7 @@ CxiInfo cxi_inspect(std::string const& path, FrameCrop const& crop) {
   return info;
 }
 
-std::pair<std::string, std::string> MaskFile::file_and_dataset() const {
+std::pair<std::string, std::string> split_file_dataset(std::string const& spec) {
   std::error_code ec;
   auto const colon = spec.rfind(':');
   if (colon == std::string::npos || fs::exists(spec, ec)) return {spec, ""};
@@ -377,7 +377,7 @@ std::pair<std::string, std::string> MaskFile::file_and_dataset() const {
 }
 
 void cxi_add_mask_file(CxiInfo& info, MaskFile const& mask) {
-  auto [file, dataset] = mask.file_and_dataset();
+  auto [file, dataset] = split_file_dataset(mask.spec);
   std::error_code ec;
   PTYKO_REQUIRE(!file.empty(), "--mask ", mask.spec, ": name a file, FILE or FILE:DATASET");
   PTYKO_REQUIRE(fs::exists(file, ec), "--mask ", mask.spec, ": ", file, ": no such file");
@@ -512,6 +512,36 @@ HostComplex3 cxi_read_illumination(CxiInfo const& info) {
                   info.resampled() ? " after --crop/--bin" : "", " (", k_illumination, "): they must match");
   }
   return read_complex_stack(f, k_illumination, "probe guess", "ptyko::cxi::illumination");
+}
+
+HostComplex3 read_probe_guess(std::string const& spec, CxiInfo const& info) {
+  auto [file, dataset] = split_file_dataset(spec);
+  std::error_code ec;
+  PTYKO_REQUIRE(!file.empty(), "--probe ", spec, ": name a file, FILE or FILE:DATASET");
+  PTYKO_REQUIRE(fs::exists(file, ec), "--probe ", spec, ": ", file, ": no such file");
+  auto const f = h5::File::open_read(file);
+  constexpr char const* k_result_probe = "/reconstruction/probe";
+  if (dataset.empty()) {
+    for (char const* p : {k_result_probe, k_illumination})
+      if (h5::exists(f, p)) {
+        dataset = p;
+        break;
+      }
+    PTYKO_REQUIRE(!dataset.empty(), "--probe ", file, ": no probe at ", k_result_probe, " (a ptyko result) or ",
+                  k_illumination, " (CXI): name the dataset, --probe ", file, ":/path/to/probe");
+  } else {
+    if (dataset.front() != '/') dataset = "/" + dataset;
+    PTYKO_REQUIRE(h5::exists(f, dataset), "--probe ", spec, ": ", file, " has no dataset ", dataset);
+  }
+  require_numeric(f, dataset.c_str(), true);
+  auto const dims = h5::shape(f, dataset);
+  if (dims.size() == 2 || dims.size() == 3) {
+    auto const e = stack_extents(dims);
+    PTYKO_REQUIRE(e[1] == std::size_t(info.ny) && e[2] == std::size_t(info.nx), file, ": --probe ", dataset, " is ",
+                  e[1], "x", e[2], " but frames are ", info.ny, "x", info.nx,
+                  info.resampled() ? " after --crop/--bin" : "", ": they must match");
+  }
+  return read_complex_stack(f, dataset.c_str(), "--probe", "ptyko::cxi::probe_guess");
 }
 
 std::optional<CxiTruth> cxi_read_truth(CxiInfo const& info) {

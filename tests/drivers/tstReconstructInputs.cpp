@@ -159,6 +159,26 @@ TEST_F(Inputs, MaskFileProblems) {
   expect_rejected(args(in, {"--mask-above", "0"}), {"--mask-above", "> 0"});
 }
 
+// --probe: a missing file or dataset, a file without a probe where one is
+// looked for, and a probe of another size are refused before the run.
+TEST_F(Inputs, ProbeFileProblems) {
+  std::string const in = good();
+  {
+    auto f = h5::File::create(file("probes.h5"));
+    std::vector<Complex<double>> p8(8 * 8, Complex<double>(1, 0)), p16(2 * 16 * 16, Complex<double>(1, 0));
+    h5::write(f, "/small", p8.data(), {8, 8});
+    h5::write(f, "/modes", p16.data(), {2, 16, 16});
+    f.close();
+  }
+  expect_rejected(args(in, {"--probe", "none.h5"}), {"--probe", "none.h5", "no such file"});
+  expect_rejected(args(in, {"--probe", "probes.h5"}), {"--probe", "probes.h5", "/reconstruction/probe",
+                                                       "illumination", "probes.h5:/path/to/probe"});
+  expect_rejected(args(in, {"--probe", "probes.h5:/other"}), {"--probe", "no dataset /other"});
+  expect_rejected(args(in, {"--probe", "probes.h5:/small"}), {"probes.h5", "--probe /small", "8x8", "16x16"});
+  Outcome const o = run(args(in, {"--probe", "probes.h5:/modes"}));  // the right shape: accepted
+  EXPECT_EQ(o.code, 0) << o.err;
+}
+
 // Frames that are not square need a square window (--crop); the window
 // must lie inside the frames; a centre needs a window.
 TEST_F(Inputs, OblongFramesNameCrop) {

@@ -40,6 +40,11 @@ struct FrameCrop {
   int bin = 1;                      ///< stored pixels per frame pixel along each axis; divides the size
 };
 
+/// FILE or FILE:DATASET, as --mask and --probe take them: the file and the
+/// dataset (empty: none named). The text after the last ':' is a dataset
+/// unless the whole text names an existing file.
+std::pair<std::string, std::string> split_file_dataset(std::string const& spec);
+
 /// A detector mask kept in another file (--mask): beamlines keep their
 /// detectors' gap and dead-pixel masks apart from the scans.
 struct MaskFile {
@@ -47,11 +52,6 @@ struct MaskFile {
   /// an Eiger master file's pixel_mask, then /mask.
   std::string spec;
   bool invert = false;  ///< the file marks measured pixels nonzero (default: nonzero = bad, as CXI)
-
-  /// The file and the dataset (empty: the default places) of `spec`: the
-  /// text after its last ':' is a dataset unless the whole text names an
-  /// existing file.
-  std::pair<std::string, std::string> file_and_dataset() const;
 };
 
 /// What a CXI file holds, read without loading the frames.
@@ -121,6 +121,13 @@ HostMask cxi_read_mask(CxiInfo const& info);
 /// Probe guess /entry_1/instrument_1/source_1/illumination as (M, ny, nx)
 /// complex; (ny, nx) files give M = 1. Empty View when absent.
 HostComplex3 cxi_read_illumination(CxiInfo const& info);
+
+/// A probe guess from another file (--probe), e.g. the result of an earlier
+/// scan: `spec` is FILE or FILE:DATASET; without a dataset, a ptyko
+/// result's /reconstruction/probe, else a CXI file's illumination. (M, ny,
+/// nx) or (ny, nx), complex or real, of the frames' shape as read (after
+/// --crop/--bin). UserError (naming --probe) otherwise.
+HostComplex3 read_probe_guess(std::string const& spec, CxiInfo const& info);
 
 /// Ground truth written by `ptyko simulate` (absent in real data).
 struct CxiTruth {
