@@ -476,7 +476,7 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
       std::size_t const y = info.window_y + p / wx, x = info.window_x + p % wx;
       PTYKO_REQUIRE(std::isfinite(v), info.path, ": frame ", indices[k], " of ", info.data_path, " has ",
                     std::isnan(v) ? "a NaN" : "an infinite", " intensity at pixel (y, x) = (", y, ", ", x,
-                    "): fix the data or mark the pixel bad in ", k_mask);
+                    "): fix the data or mark the pixel bad (in ", k_mask, " or a --mask file)");
       PTYKO_REQUIRE(clip_negative, info.path, ": frame ", indices[k], " of ", info.data_path,
                     " has a negative intensity (", v, ") at pixel (y, x) = (", y, ", ", x,
                     "): intensities must be >= 0; use --clip-negative to set negative values to zero");
