@@ -346,6 +346,68 @@ TEST_F(Cxi, SoftLinkChainsAreFollowed) {
   EXPECT_EQ(frames(1, 1, 2), b.frames[1 * b.d + 2]);
 }
 
+// Beamline files keep the frames elsewhere: an external link to a raw data
+// file, or a virtual dataset over several (Eiger's data_00000N files). Both
+// read as if stored in place, with relative names resolved from the CXI
+// file's folder.
+TEST_F(Cxi, FramesThroughExternalLinksAndVirtualDatasets) {
+  Builder b;
+  std::size_t const half = b.n / 2, plane = b.d * b.d;
+  for (int part = 0; part < 2; ++part) {
+    auto f = h5::File::create(file("raw_" + std::to_string(part) + ".h5"));
+    h5::write(f, "/entry/data/data", b.frames.data() + part * half * plane, {half, b.d, b.d}, {}, "uint16");
+    f.close();
+  }
+  auto write_rest = [&](h5::File const& f, std::size_t frames) {
+    h5::soft_link(f, k_detector_data, k_data);
+    h5::write(f, k_translation, b.translations.data(), {frames, 3});
+    h5::write_scalar(f, k_energy, 1.2817e-15);
+    h5::write_scalar(f, k_distance, 3.0);
+    h5::write_scalar(f, k_pixel_x, 75e-6);
+  };
+  {
+    auto f = h5::File::create(file("linked.cxi"));
+    h5::Handle lcpl(H5Pcreate(H5P_LINK_CREATE));
+    H5Pset_create_intermediate_group(lcpl, 1);
+    ASSERT_GE(H5Lcreate_external("raw_1.h5", "/entry/data/data", f.id(), k_detector_data, lcpl, H5P_DEFAULT), 0);
+    write_rest(f, half);
+    f.close();
+  }
+  {
+    auto f = h5::File::create(file("virtual.cxi"));
+    hsize_t const all[3] = {b.n, b.d, b.d}, part[3] = {half, b.d, b.d};
+    h5::Handle vspace(H5Screate_simple(3, all, nullptr)), pspace(H5Screate_simple(3, part, nullptr));
+    h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
+    for (hsize_t p = 0; p < 2; ++p) {
+      hsize_t const start[3] = {p * half, 0, 0};
+      H5Sselect_hyperslab(vspace, H5S_SELECT_SET, start, nullptr, part, nullptr);
+      std::string const src = "raw_" + std::to_string(p) + ".h5";
+      ASSERT_GE(H5Pset_virtual(dcpl, vspace, src.c_str(), "/entry/data/data", pspace), 0);
+    }
+    H5Sselect_all(vspace);
+    h5::Handle lcpl(H5Pcreate(H5P_LINK_CREATE));
+    H5Pset_create_intermediate_group(lcpl, 1);
+    h5::Handle ds(H5Dcreate2(f.id(), k_detector_data, H5T_STD_U16LE, vspace, lcpl, dcpl, H5P_DEFAULT));
+    ASSERT_GE(ds.get(), 0);
+    ds.reset();
+    write_rest(f, b.n);
+    f.close();
+  }
+  auto const cwd = fs::current_path();
+  fs::current_path(fs::temp_directory_path());  // not the files' folder
+  auto const linked = cxi_inspect(file("linked.cxi"));
+  EXPECT_EQ(linked.frames, half);
+  auto const lf = cxi_read_frames(linked, {2, 0});
+  EXPECT_EQ(lf(0, 1, 2), b.frames[(half + 2) * plane + 1 * b.d + 2]);
+  EXPECT_EQ(lf(1, 3, 4), b.frames[half * plane + 3 * b.d + 4]);
+  auto const virt = cxi_inspect(file("virtual.cxi"));
+  EXPECT_EQ(virt.frames, b.n);
+  auto const vf = cxi_read_frames(virt, {half + 1, 1});  // one frame from each raw file
+  EXPECT_EQ(vf(0, 5, 6), b.frames[(half + 1) * plane + 5 * b.d + 6]);
+  EXPECT_EQ(vf(1, 5, 6), b.frames[1 * plane + 5 * b.d + 6]);
+  fs::current_path(cwd);
+}
+
 // ------------------------------------------------------------------ broken files
 
 TEST_F(Cxi, MissingNotHdf5AndTruncatedFiles) {
