@@ -266,6 +266,12 @@ std::vector<OptionDef> const& options() {
         "Mask every pixel that reaches this value in any frame (saturated or hot pixels; frames as read, after "
         "--crop and --bin)",
         [](RunConfig& c) -> auto& { return c.mask_above; }, Flag::none, "60000"));
+    t.push_back(option("", "dark", "--no-dark",
+        "Subtract the file's dark frame (detector_1/dark)|Ignore the file's dark frame (dark = false)",
+        [](RunConfig& c) -> auto& { return c.load.use_dark; }, Flag::sets_false));
+    t.push_back(option("", "monitor", "--no-monitor",
+        "Normalise the frames by the file's monitor (data_1/monitor)|Ignore the file's monitor (monitor = false)",
+        [](RunConfig& c) -> auto& { return c.load.use_monitor; }, Flag::sets_false));
     t.push_back(option("", "crop", "--crop",
         "Use the N x N window of the frames around the beam (0: the whole frames, which must be square)",
         [](RunConfig& c) -> auto& { return c.load.crop.size; }));

@@ -27,6 +27,8 @@ constexpr char const* k_distance = "/entry_1/instrument_1/detector_1/distance";
 constexpr char const* k_pixel_x = "/entry_1/instrument_1/detector_1/x_pixel_size";
 constexpr char const* k_pixel_y = "/entry_1/instrument_1/detector_1/y_pixel_size";
 constexpr char const* k_mask = "/entry_1/instrument_1/detector_1/mask";
+constexpr char const* k_dark = "/entry_1/instrument_1/detector_1/dark";
+constexpr char const* k_monitor = "/entry_1/data_1/monitor";
 constexpr char const* k_illumination = "/entry_1/instrument_1/source_1/illumination";
 constexpr char const* k_truth = "/entry_1/ptyko_truth";
 constexpr char const* k_truth_object = "/entry_1/ptyko_truth/object";
@@ -202,6 +204,27 @@ HostMask read_window_mask(h5::File const& f, CxiInfo const& info) {
   return mask;
 }
 
+// frames -= the window of the dark frame, at least 0, on measured pixels
+// (the others are 0 already).
+void subtract_dark(h5::File const& f, CxiInfo const& info, HostMask const& window_mask, HostFrames const& frames) {
+  auto const v = h5::read<double>(f, k_dark);
+  int const wy = int(frames.extent(1)), wx = int(frames.extent(2));
+  std::vector<float> dark(std::size_t(wy) * wx);
+  for (int y = 0; y < wy; ++y)
+    for (int x = 0; x < wx; ++x) {
+      double const d = v[std::size_t(info.window_y + y) * std::size_t(info.stored_nx) + std::size_t(info.window_x + x)];
+      PTYKO_REQUIRE(!window_mask(y, x) || std::isfinite(d), f.name(), ": dark frame ", k_dark,
+                    " is not finite at pixel (y, x) = (", info.window_y + y, ", ", info.window_x + x,
+                    "): fix it or mask the pixel");
+      dark[std::size_t(y) * wx + x] = window_mask(y, x) ? float(d) : 0.f;
+    }
+  std::size_t const pixels = dark.size();
+  for (std::size_t k = 0; k < frames.extent(0); ++k) {
+    float* frame = frames.data() + k * pixels;
+    for (std::size_t p = 0; p < pixels; ++p) frame[p] = std::max(frame[p] - dark[p], 0.f);
+  }
+}
+
 // The binned mask of a window mask: a binned pixel is measured when all of
 // its stored pixels are (a sum with a bad pixel in it is no measurement).
 HostMask bin_mask(HostMask const& fine, CxiInfo const& info) {
@@ -366,6 +389,40 @@ CxiInfo cxi_inspect(std::string const& path, FrameCrop const& crop) {
     info.illumination_modes = idims.size() == 3 ? int(idims[0]) : 1;
   }
   info.has_truth = h5::exists(f, k_truth);
+
+  // Corrections other programs store with the data (PyNX: a dark frame and
+  // the incident flux per frame).
+  info.has_dark = h5::exists(f, k_dark);
+  if (info.has_dark) {
+    auto const ddims = h5::shape(f, k_dark);
+    PTYKO_REQUIRE(is_frame_shaped(ddims, info.stored_ny, info.stored_nx), path, ": dark frame ", k_dark, " is ",
+                  frame_size(ddims), " but frames are ", info.stored_ny, "x", info.stored_nx,
+                  ": they must match (or run with --no-dark)");
+    require_numeric(f, k_dark, false);
+  }
+  if (h5::exists(f, k_monitor)) {
+    require_numeric(f, k_monitor, false);
+    std::vector<std::size_t> mdims;
+    auto const monitor = h5::read<double>(f, k_monitor, &mdims);
+    PTYKO_REQUIRE(monitor.size() == info.frames, path, ": monitor ", k_monitor, " has ", monitor.size(),
+                  " values for ", info.frames, " frames: one per frame (or run with --no-monitor)");
+    std::vector<double> sorted;
+    for (std::size_t n = 0; n < monitor.size(); ++n) {
+      PTYKO_REQUIRE(std::isfinite(monitor[n]) && monitor[n] >= 0, path, ": monitor ", k_monitor, " of frame ", n,
+                    " is ", monitor[n], ": it must be a finite flux >= 0 (or run with --no-monitor)");
+      if (monitor[n] > 0) sorted.push_back(monitor[n]);
+    }
+    PTYKO_REQUIRE(!sorted.empty(), path, ": monitor ", k_monitor,
+                  " is 0 for every frame: no beam, or not a flux (run with --no-monitor)");
+    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+    double const median = sorted[sorted.size() / 2];
+    info.monitor_scale.resize(monitor.size());
+    for (std::size_t n = 0; n < monitor.size(); ++n) {
+      bool const beam = monitor[n] >= 0.1 * median;
+      info.monitor_scale[n] = beam ? median / monitor[n] : 0.0;
+      info.dark_frames += beam ? 0 : 1;
+    }
+  }
   return info;
 }
 
@@ -483,6 +540,13 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
       v = 0;
     }
   }
+  if (info.has_dark) subtract_dark(f, info, mask, frames);
+  if (!info.monitor_scale.empty())
+    for (std::size_t k = 0; k < indices.size(); ++k) {
+      float const s = float(info.monitor_scale[indices[k]]);
+      float* frame = frames.data() + k * pixels;
+      for (std::size_t p = 0; p < pixels; ++p) frame[p] *= s;
+    }
   if (info.bin == 1) return frames;
   HostFrames binned(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("ptyko::cxi::frames")),
                     indices.size(), info.ny, info.nx);

@@ -113,6 +113,12 @@ std::string format_summary(DatasetSummary const& s) {
                               : fmt::format(" ({}{}:{}{})", i.has_mask ? "the file's and " : "", i.mask_file,
                                             i.mask_dataset, i.mask_invert ? ", inverted" : "");
   line("mask", fmt::format("{:.2f} % of pixels measured{}", 100 * s.mask_coverage, sources));
+  if (i.has_dark) line("dark frame", "subtracted from every frame (/entry_1/instrument_1/detector_1/dark)");
+  if (!i.monitor_scale.empty())
+    line("monitor", fmt::format("frames normalised to the median flux (/entry_1/data_1/monitor){}",
+                                i.dark_frames > 0 ? fmt::format("; {} frame(s) below a tenth of it: skipped",
+                                                                i.dark_frames)
+                                                  : std::string()));
   if (!s.geometry_ok) {
     line("geometry", "unusable: " + s.geometry_problem);
     return out;

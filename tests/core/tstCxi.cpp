@@ -408,6 +408,63 @@ TEST_F(Cxi, FramesThroughExternalLinksAndVirtualDatasets) {
   fs::current_path(cwd);
 }
 
+// A dark frame and a monitor as PyNX stores them: the dark is subtracted
+// (at least 0), the frames scaled to the median flux, and frames with less
+// than a tenth of it zeroed (no beam: skipped as empty later).
+TEST_F(Cxi, DarkFrameAndMonitorAreApplied) {
+  Builder b;  // 6 frames of 8 x 8, values k % 17
+  std::vector<float> dark(b.d * b.d, 2.f);
+  dark[3 * b.d + 4] = 50.f;  // above every value: clipped to 0
+  std::vector<double> monitor{100, 200, 100, 5, 100, 50};  // median 100; frame 3 has no beam
+  auto const path = file("pynx.cxi");
+  b.write(path);
+  {
+    h5::Handle id(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+    ASSERT_GE(id.get(), 0);
+    hsize_t const dd[2] = {b.d, b.d}, md[1] = {b.n};
+    h5::Handle ds(H5Screate_simple(2, dd, nullptr)), ms(H5Screate_simple(1, md, nullptr));
+    h5::Handle d(H5Dcreate2(id, "/entry_1/instrument_1/detector_1/dark", H5T_IEEE_F32LE, ds, H5P_DEFAULT,
+                            H5P_DEFAULT, H5P_DEFAULT));
+    ASSERT_GE(H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, dark.data()), 0);
+    h5::Handle m(H5Dcreate2(id, "/entry_1/data_1/monitor", H5T_IEEE_F64LE, ms, H5P_DEFAULT, H5P_DEFAULT,
+                            H5P_DEFAULT));
+    ASSERT_GE(H5Dwrite(m, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, monitor.data()), 0);
+  }
+  CxiInfo const info = cxi_inspect(path);
+  EXPECT_TRUE(info.has_dark);
+  ASSERT_EQ(info.monitor_scale.size(), b.n);
+  EXPECT_EQ(info.dark_frames, 1u);
+  std::vector<std::size_t> all(b.n);
+  std::iota(all.begin(), all.end(), 0);
+  auto const frames = cxi_read_frames(info, all);
+  double const scale[] = {1, 0.5, 1, 0, 1, 2};
+  std::size_t wrong = 0;
+  for (std::size_t k = 0; k < b.n; ++k)
+    for (std::size_t y = 0; y < b.d; ++y)
+      for (std::size_t x = 0; x < b.d; ++x) {
+        double const raw = b.frames[(k * b.d + y) * b.d + x];
+        double const want = std::max(raw - dark[y * b.d + x], 0.0) * scale[k];
+        wrong += std::abs(frames(k, y, x) - want) > 1e-6 * (1 + want);
+      }
+  EXPECT_EQ(wrong, 0u);
+
+  // What cannot be a monitor or a dark frame is refused, naming the way out.
+  auto rewrite = [&](char const* dataset, std::vector<double> const& v, std::vector<std::size_t> const& dims) {
+    b.write(path);
+    h5::Handle id(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+    std::vector<hsize_t> hd(dims.begin(), dims.end());
+    h5::Handle sp(H5Screate_simple(int(hd.size()), hd.data(), nullptr));
+    h5::Handle d(H5Dcreate2(id, dataset, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data());
+  };
+  rewrite("/entry_1/data_1/monitor", {1, 2, 3}, {3});
+  expect_user_error([&] { cxi_inspect(path); }, path, {"monitor", "3 values for 6 frames", "--no-monitor"});
+  rewrite("/entry_1/data_1/monitor", {1, 2, -3, 4, 5, 6}, {6});
+  expect_user_error([&] { cxi_inspect(path); }, path, {"monitor", "frame 2", "-3", "--no-monitor"});
+  rewrite("/entry_1/instrument_1/detector_1/dark", std::vector<double>(16, 1.0), {4, 4});
+  expect_user_error([&] { cxi_inspect(path); }, path, {"dark frame", "4x4", "8x8", "--no-dark"});
+}
+
 // ------------------------------------------------------------------ broken files
 
 TEST_F(Cxi, MissingNotHdf5AndTruncatedFiles) {

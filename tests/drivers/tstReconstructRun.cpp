@@ -397,6 +397,36 @@ TEST_F(Run, ProbeFromAnEarlierResult) {
                               << cold;
 }
 
+// A dark frame and a monitor in the file (as PyNX writes them) are applied
+// and reported; a frame without beam by its monitor is skipped; --no-dark
+// and --no-monitor leave the frames as stored.
+TEST_F(Run, DarkFrameAndMonitorOfTheFile) {
+  auto t = simulated();
+  t.write(file("pynx.cxi"));
+  {
+    h5::Handle id(H5Fopen(file("pynx.cxi").c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+    std::vector<double> dark(t.d * t.d, 1.0), monitor(t.n, 1e5);
+    monitor[3] = 10;
+    hsize_t const dd[2] = {t.d, t.d}, md[1] = {t.n};
+    h5::Handle ds(H5Screate_simple(2, dd, nullptr)), ms(H5Screate_simple(1, md, nullptr));
+    h5::Handle d(H5Dcreate2(id, "/entry_1/instrument_1/detector_1/dark", H5T_IEEE_F64LE, ds, H5P_DEFAULT,
+                            H5P_DEFAULT, H5P_DEFAULT));
+    H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, dark.data());
+    h5::Handle m(H5Dcreate2(id, "/entry_1/data_1/monitor", H5T_IEEE_F64LE, ms, H5P_DEFAULT, H5P_DEFAULT,
+                            H5P_DEFAULT));
+    H5Dwrite(m, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, monitor.data());
+  }
+  auto const info = ok({"info", "pynx.cxi"});
+  EXPECT_TRUE(contains(info.out, "dark frame             subtracted from every frame")) << info.out;
+  EXPECT_TRUE(contains(info.out, "1 frame(s) below a tenth of it: skipped")) << info.out;
+  auto const used = ok({"reconstruct", "pynx.cxi", "-o", "used.h5", "--epochs", "1", "-q", "--no-images"});
+  EXPECT_TRUE(contains(used.err, "1 of 20 frames hold no counts (frame 3)")) << used.err;
+  auto const plain = ok({"reconstruct", "pynx.cxi", "-o", "plain.h5", "--epochs", "1", "-q", "--no-images",
+                         "--no-dark", "--no-monitor"});
+  EXPECT_FALSE(contains(plain.err, "hold no counts")) << plain.err;
+  EXPECT_TRUE(contains(read_result(file("plain.h5")).config, "dark = false")) << read_result(file("plain.h5")).config;
+}
+
 TEST_F(Run, SkipsEmptyFramesWithAWarning) {
   auto t = simulated();
   for (std::size_t f : {3, 11})

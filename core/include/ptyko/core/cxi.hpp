@@ -69,6 +69,15 @@ struct CxiInfo {
   bool has_mask = false;        ///< the file has a mask
   std::string mask_file, mask_dataset;  ///< a mask from another file (cxi_add_mask_file); empty: none
   bool mask_invert = false;     ///< that mask marks measured pixels nonzero
+  /// The file's dark frame (/entry_1/instrument_1/detector_1/dark, as PyNX
+  /// writes it) is subtracted from every frame, negative results set to 0.
+  bool has_dark = false;
+  /// Per frame: median(monitor) / monitor (/entry_1/data_1/monitor, the
+  /// incident flux), applied to the frames; 0 for frames whose monitor is
+  /// below a tenth of the median (no beam: they are then empty and skipped).
+  /// Empty: no normalisation.
+  std::vector<double> monitor_scale;
+  std::size_t dark_frames = 0;  ///< frames without beam by their monitor (scale 0)
   int illumination_modes = 0;   ///< 0: no probe guess in the file
   bool has_truth = false;       ///< /entry_1/ptyko_truth present (simulated by ptyko)
 
@@ -86,7 +95,8 @@ struct CxiInfo {
 };
 
 /// Inspects `path`: checks it is HDF5 with the CXI data and translation
-/// datasets, of consistent shapes, numeric scalars (shape (), (1,) or one
+/// datasets, of consistent shapes, an optional dark frame and monitor (see
+/// CxiInfo), numeric scalars (shape (), (1,) or one
 /// repeated value) and a mask of the frames' shape. Throws UserError
 /// otherwise. Geometry is checked by CxiInfo::geometry(), the probe guess by
 /// cxi_read_illumination (both may come from elsewhere).
@@ -105,7 +115,8 @@ void cxi_add_mask_file(CxiInfo& info, MaskFile const& mask);
 std::vector<std::array<double, 3>> cxi_read_translations(CxiInfo const& info);
 
 /// Frames `indices` (any order, repeats allowed) as float, in the order
-/// given, centred as stored. Reads only those frames (hyperslab selection of
+/// given, centred as stored, the dark frame subtracted and the monitor's
+/// normalisation applied (CxiInfo::has_dark, monitor_scale). Reads only those frames (hyperslab selection of
 /// consecutive runs), so each MPI rank can read just its own.
 /// Pixels the file's mask marks bad are set to 0 and not checked (detectors
 /// store NaN, -1 or their maximum there). Throws UserError on out-of-range

@@ -20,6 +20,8 @@ struct LoadOptions {
   int margin = 8;              ///< object pixels kept beyond the outermost patches
   FrameCrop crop;              ///< the window of the stored frames to use (--crop)
   MaskFile mask;               ///< a detector mask from another file (--mask); empty spec: none
+  bool use_dark = true;        ///< subtract the file's dark frame (--no-dark: not)
+  bool use_monitor = true;     ///< normalise the frames by the file's monitor (--no-monitor: not)
 };
 
 /// What every rank knows about a scan.
