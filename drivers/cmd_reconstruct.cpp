@@ -361,6 +361,11 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
   agreed(comm, [&] {
     log.open(cfg.log_file);
     layout = read_scan_layout(input, cfg.load);
+    if (layout.info.auto_crop)
+      log.warn(fmt::format("{}: frames are {} x {}, not square: using the {} x {} window around their centre "
+                           "(--crop {}); give --crop N and --crop-centre-y/-x where the beam is elsewhere",
+                           input, layout.info.stored_ny, layout.info.stored_nx, layout.info.ny * layout.info.bin,
+                           layout.info.nx * layout.info.bin, layout.info.ny * layout.info.bin));
     resolve_solver_defaults(resolved, layout.info.frames);  // e.g. a batch larger than the frames
     if (!job.resume.empty()) {
       checkpoint = read_checkpoint(job.resume);

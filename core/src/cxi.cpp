@@ -355,16 +355,26 @@ CxiInfo cxi_inspect(std::string const& path, FrameCrop const& crop) {
   PTYKO_REQUIRE(dims.size() == 3, path, ": ", data, " has rank ", dims.size(),
                 ", expected (frames, y, x)");
   PTYKO_REQUIRE(dims[0] > 0, path, ": ", data, " holds no frames (shape ", shape_string(dims), ")");
-  PTYKO_REQUIRE(crop.size > 0 || dims[1] == dims[2], path, ": frames in ", data, " are ", dims[1], "x", dims[2],
-                " (y by x) but ptyko needs square frames: give --crop N to use the N x N window around the "
-                "beam (--crop-centre-y/-x where the beam is not at the frames' centre)");
   PTYKO_REQUIRE(dims[1] <= std::size_t(std::numeric_limits<int>::max()) &&
                     dims[2] <= std::size_t(std::numeric_limits<int>::max()),
                 path, ": frames in ", data, " are ", dims[1], "x", dims[2], " pixels: too large");
   info.frames = dims[0];
   info.stored_ny = info.ny = int(dims[1]);
   info.stored_nx = info.nx = int(dims[2]);
-  if (crop.size > 0 || crop.bin != 1) set_crop_window(info, crop);
+  if (crop.size == 0 && info.stored_ny != info.stored_nx) {
+    // Oblong frames (a detector of several modules): the largest square
+    // around their centre, a multiple of 2 bin pixels, unless a crop is
+    // given. CxiInfo::auto_crop tells the caller, who says so.
+    int const step = 2 * crop.bin;
+    FrameCrop square = crop;
+    square.size = std::min(info.stored_ny, info.stored_nx) / step * step;
+    PTYKO_REQUIRE(square.size > 0, path, ": frames in ", data, " are ", info.stored_ny, "x", info.stored_nx,
+                  ": too narrow for a square window", crop.bin > 1 ? " of the --bin" : "");
+    set_crop_window(info, square);
+    info.auto_crop = true;
+  } else if (crop.size > 0 || crop.bin != 1) {
+    set_crop_window(info, crop);
+  }
 
   std::string const trans = find_first(f, {k_translation, k_data_translation});
   PTYKO_REQUIRE(!trans.empty(), path, ": no scan positions: neither ", k_translation, " nor ",

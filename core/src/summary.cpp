@@ -99,8 +99,9 @@ std::string format_summary(DatasetSummary const& s) {
                              i.data_path));
   if (i.resampled()) {
     int const wy = i.ny * i.bin, wx = i.nx * i.bin;
-    line("crop", fmt::format("{} x {} pixels from row {}, column {} (beam at {}, {}){}; everything below describes {}",
-                             wy, wx, i.window_y, i.window_x, i.window_y + wy / 2, i.window_x + wx / 2,
+    line("crop", fmt::format("{}{} x {} pixels from row {}, column {} (beam at {}, {}){}; everything below describes {}",
+                             i.auto_crop ? "the frames are not square: " : "", wy, wx, i.window_y, i.window_x,
+                             i.window_y + wy / 2, i.window_x + wx / 2,
                              i.bin > 1 ? fmt::format(", binned {} x {} into {} x {}", i.bin, i.bin, i.ny, i.nx) : "",
                              i.bin > 1 ? "the binned frames" : "them"));
   }

@@ -521,7 +521,21 @@ TEST_F(Cxi, WrongShapes) {
 
   auto const oblong = file("oblong.cxi");
   write_shaped(oblong, {3, 8, 10}, {3, 3});
-  expect_user_error([&] { cxi_inspect(oblong); }, oblong, {"8x10", "square", "--crop"});
+  CxiInfo const auto_crop = cxi_inspect(oblong);  // the largest square around the centre
+  EXPECT_TRUE(auto_crop.auto_crop);
+  EXPECT_EQ(auto_crop.ny, 8);
+  EXPECT_EQ(auto_crop.nx, 8);
+  EXPECT_EQ(auto_crop.window_y, 0);
+  EXPECT_EQ(auto_crop.window_x, 1);
+  FrameCrop binned;
+  binned.bin = 3;  // a multiple of 6 pixels: 6 x 6, binned to 2 x 2
+  CxiInfo const b3 = cxi_inspect(oblong, binned);
+  EXPECT_EQ(b3.ny, 2);
+  EXPECT_EQ(b3.window_y, 1);
+  EXPECT_EQ(b3.window_x, 2);
+  auto const narrow = file("narrow.cxi");
+  write_shaped(narrow, {3, 1, 10}, {3, 3});
+  expect_user_error([&] { cxi_inspect(narrow); }, narrow, {"1x10", "too narrow"});
 
   auto const mismatch = file("mismatch.cxi");
   write_shaped(mismatch, {5, 8, 8}, {4, 3});

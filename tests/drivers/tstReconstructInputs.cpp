@@ -179,13 +179,17 @@ TEST_F(Inputs, ProbeFileProblems) {
   EXPECT_EQ(o.code, 0) << o.err;
 }
 
-// Frames that are not square need a square window (--crop); the window
-// must lie inside the frames; a centre needs a window.
+// Frames that are not square are read through their largest centred
+// square (with a warning naming --crop); a given window must lie inside the
+// frames; a centre needs a window.
 TEST_F(Inputs, OblongFramesNameCrop) {
   auto t = simulated();
   t.data_dims = {t.n, t.d / 2, 2 * t.d};
   t.write(file("oblong.cxi"));
-  expect_rejected(args("oblong.cxi"), {"oblong.cxi", "8x32", "square", "--crop"});
+  Outcome const automatic = run(args("oblong.cxi"));  // the largest centred square, said so
+  EXPECT_EQ(automatic.code, 0) << automatic.err;
+  EXPECT_TRUE(contains(automatic.err, "frames are 8 x 32, not square: using the 8 x 8 window")) << automatic.err;
+  EXPECT_TRUE(contains(automatic.err, "--crop 8")) << automatic.err;
   expect_rejected(args("oblong.cxi", {"--crop", "12"}), {"oblong.cxi", "--crop 12", "at most 8"});
   expect_rejected(args("oblong.cxi", {"--crop", "8", "--crop-centre-x", "2"}),
                   {"oblong.cxi", "(y, x) = (4, 2)", "leaves", "columns -2 to 5"});

@@ -215,6 +215,11 @@ TEST_F(Run, CropOfOblongFramesMatchesTheSquareFile) {
   // Centred on the frames instead (row 11, column 15): other pixels, another result.
   ok(with({"reconstruct", "oblong.cxi", "-o", "centred.h5", "--crop", "16"}, quick));
   EXPECT_GT(relative_difference(read_result(file("centred.h5")).object, read_result(file("square.h5")).object), 0.1);
+  // Without a crop: the largest square around the centre, as --crop 22 reads it.
+  Outcome const automatic = ok(with({"reconstruct", "oblong.cxi", "-o", "auto.h5"}, quick));
+  EXPECT_TRUE(contains(automatic.err, "frames are 22 x 30, not square: using the 22 x 22 window")) << automatic.err;
+  ok(with({"reconstruct", "oblong.cxi", "-o", "crop22.h5", "--crop", "22"}, quick));
+  expect_same_result(file("auto.h5"), file("crop22.h5"), 0.0);
 
   std::string const info = ok(with({"info", "oblong.cxi"}, crop)).out;
   EXPECT_TRUE(contains(info, "of 22 x 30 pixels")) << info;

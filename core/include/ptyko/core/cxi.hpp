@@ -64,6 +64,7 @@ struct CxiInfo {
   int stored_ny = 0, stored_nx = 0;  ///< frame shape in the file
   int window_y = 0, window_x = 0;    ///< first stored pixel of the window
   int bin = 1;                       ///< stored pixels per frame pixel along each axis (window: ny * bin)
+  bool auto_crop = false;  ///< oblong frames without a crop: the largest centred square window is used
   std::string data_type;        ///< "uint16", "int32", "float32", ...
   std::optional<double> energy_joule, wavelength_m, distance_m, pixel_size_x_m, pixel_size_y_m;
   bool has_mask = false;        ///< the file has a mask
@@ -101,8 +102,9 @@ struct CxiInfo {
 /// otherwise. Geometry is checked by CxiInfo::geometry(), the probe guess by
 /// cxi_read_illumination (both may come from elsewhere).
 /// With a `crop`, the frames (and the mask) are read through its window,
-/// which must lie inside the stored frames, and binned; without a window,
-/// non-square frames are refused (the message names --crop).
+/// which must lie inside the stored frames, and binned; without one,
+/// oblong frames are read through the largest square window around their
+/// centre (an even number of pixels; CxiInfo::auto_crop).
 CxiInfo cxi_inspect(std::string const& path, FrameCrop const& crop = {});
 
 /// Adds the mask of `mask` (MaskFile) to the file's own: a pixel is bad
