@@ -190,8 +190,7 @@ LocalData<T, ExecSpace> select_frames(ExecSpace const& space, LocalData<T, ExecS
   using Mem = typename ExecSpace::memory_space;
   PTYKO_ASSERT(keep.size() == new_ids.size(), keep.size(), " frames kept but ", new_ids.size(), " ids");
   int const k = int(keep.size());
-  LocalData<T, ExecSpace> out;
-  out.mask = data.mask;
+  LocalData<T, ExecSpace> out = data;  // the tile origin and the mask as they are
   out.frame_ids = new_ids;
   out.global_frames = global_frames;
   out.positions =

@@ -47,7 +47,8 @@ double data_type_ceiling(std::string const& data_type);
 
 /// A copy of `data` with only the local frames `keep` (local indices,
 /// ascending), renumbered: frame keep[k] gets id new_ids[k], and the dataset
-/// counts `global_frames` frames over all ranks. The mask is shared.
+/// counts `global_frames` frames over all ranks. The mask and the tile origin
+/// are kept.
 /// Non-blocking.
 template <class T, class ExecSpace>
 LocalData<T, ExecSpace> select_frames(ExecSpace const& space, LocalData<T, ExecSpace> const& data,
