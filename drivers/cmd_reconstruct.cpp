@@ -697,6 +697,7 @@ int reconstruct(parallel::Environment& env, ReconstructArgs const& args) {
         Checkpoint const c = read_checkpoint(args.resume);
         apply_toml(cfg, c.result.config, args.resume + ":/reconstruction/config");
         cfg.output = args.resume;  // where it is now, not where it was written
+        cfg.quiet = RunConfig().quiet;  // the terminal is this run's: only its own -q silences it
         if (!fs::exists(cfg.inputs.empty() ? std::string() : cfg.inputs[0], ec) && fs::exists(c.input, ec))
           cfg.inputs = {c.input};
       }

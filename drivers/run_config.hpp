@@ -6,7 +6,8 @@
 // never drift apart.
 //
 // Precedence, lowest first: built-in defaults, the configuration stored in a
-// checkpoint (--resume), the --config file, the command line.
+// checkpoint (--resume; but not its --quiet, which was that run's terminal),
+// the --config file, the command line.
 
 #include <ptyko/core/dataset.hpp>
 #include <ptyko/core/solver.hpp>

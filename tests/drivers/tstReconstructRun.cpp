@@ -491,7 +491,9 @@ TEST_F(Run, ResumeMatchesUninterruptedRun) {
     ok(with({"reconstruct", "scan.cxi", "-o", "full.h5", "--epochs", "6"}));
     ok(with({"reconstruct", "scan.cxi", "-o", "part.h5", "--epochs", "3", "--checkpoint-every", "2"}));
     EXPECT_EQ(read_checkpoint(file("part.h5")).epoch, 3);
-    ok({"reconstruct", "--resume", "part.h5", "--epochs", "6"});
+    // The checkpoint was made with -q; this terminal asked for progress.
+    auto const resumed = ok({"reconstruct", "--resume", "part.h5", "--epochs", "6"});
+    EXPECT_TRUE(contains(resumed.out, "epoch    6/6")) << resumed.out;
     expect_same_result(file("part.h5"), file("full.h5"), 1e-6);
     // A finished run has nothing more to do.
     auto const again = ok({"reconstruct", "--resume", "part.h5"});
