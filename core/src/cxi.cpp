@@ -161,6 +161,12 @@ void bin_images(T const* fine, std::size_t n, int ny, int nx, int bin, Out* coar
   }
 }
 
+// Index in a stored (stored_ny x stored_nx) detector array of the window's
+// pixel (y, x).
+std::size_t stored_pixel(CxiInfo const& info, int y, int x) {
+  return std::size_t(info.window_y + y) * std::size_t(info.stored_nx) + std::size_t(info.window_x + x);
+}
+
 // Checks that `path` of `f` can be a mask of the stored frames; `what`
 // names it in messages ("mask", "--mask").
 void check_mask_dataset(h5::File const& f, std::string const& path, CxiInfo const& info, char const* what) {
@@ -182,7 +188,7 @@ void apply_mask_dataset(h5::File const& f, std::string const& path, CxiInfo cons
   auto const v = h5::read<double>(f, path);
   for (int y = 0; y < int(mask.extent(0)); ++y)
     for (int x = 0; x < int(mask.extent(1)); ++x) {
-      double const m = v[std::size_t(info.window_y + y) * std::size_t(info.stored_nx) + std::size_t(info.window_x + x)];
+      double const m = v[stored_pixel(info, y, x)];
       if ((m != 0) != invert) mask(y, x) = 0;
     }
 }
@@ -212,7 +218,7 @@ void subtract_dark(h5::File const& f, CxiInfo const& info, HostMask const& windo
   std::vector<float> dark(std::size_t(wy) * wx);
   for (int y = 0; y < wy; ++y)
     for (int x = 0; x < wx; ++x) {
-      double const d = v[std::size_t(info.window_y + y) * std::size_t(info.stored_nx) + std::size_t(info.window_x + x)];
+      double const d = v[stored_pixel(info, y, x)];
       PTYKO_REQUIRE(!window_mask(y, x) || std::isfinite(d), f.name(), ": dark frame ", k_dark,
                     " is not finite at pixel (y, x) = (", info.window_y + y, ", ", info.window_x + x,
                     "): fix it or mask the pixel");
@@ -427,11 +433,8 @@ CxiInfo cxi_inspect(std::string const& path, FrameCrop const& crop) {
     std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
     double const median = sorted[sorted.size() / 2];
     info.monitor_scale.resize(monitor.size());
-    for (std::size_t n = 0; n < monitor.size(); ++n) {
-      bool const beam = monitor[n] >= 0.1 * median;
-      info.monitor_scale[n] = beam ? median / monitor[n] : 0.0;
-      info.dark_frames += beam ? 0 : 1;
-    }
+    for (std::size_t n = 0; n < monitor.size(); ++n)
+      info.monitor_scale[n] = monitor[n] >= 0.1 * median ? median / monitor[n] : 0.0;
   }
   return info;
 }
@@ -443,31 +446,45 @@ std::pair<std::string, std::string> split_file_dataset(std::string const& spec) 
   return {spec.substr(0, colon), spec.substr(colon + 1)};
 }
 
-void cxi_add_mask_file(CxiInfo& info, MaskFile const& mask) {
-  auto [file, dataset] = split_file_dataset(mask.spec);
+namespace {
+
+// The file of `spec` (FILE or FILE:DATASET, split_file_dataset) open, and
+// the dataset: the named one, else the first of `places` that exists.
+// `option` ("--mask") and `what` ("mask") name them in messages.
+std::pair<h5::File, std::string> open_file_dataset(std::string const& spec, char const* option, char const* what,
+                                                   std::initializer_list<char const*> places) {
+  auto [file, dataset] = split_file_dataset(spec);
   std::error_code ec;
-  PTYKO_REQUIRE(!file.empty(), "--mask ", mask.spec, ": name a file, FILE or FILE:DATASET");
-  PTYKO_REQUIRE(fs::exists(file, ec), "--mask ", mask.spec, ": ", file, ": no such file");
-  auto const f = h5::File::open_read(file);
+  PTYKO_REQUIRE(!file.empty(), option, " ", spec, ": name a file, FILE or FILE:DATASET");
+  PTYKO_REQUIRE(fs::exists(file, ec), option, " ", spec, ": ", file, ": no such file");
+  auto f = h5::File::open_read(file);
   if (dataset.empty()) {
-    // Where other programs keep a detector mask: CXI, an Eiger master file
-    // (NeXus), a plain file.
-    for (char const* p : {k_mask, "/entry/instrument/detector/detectorSpecific/pixel_mask",
-                          "/entry/instrument/detector/pixel_mask", "/mask"})
+    for (char const* p : places)
       if (h5::exists(f, p)) {
         dataset = p;
         break;
       }
-    PTYKO_REQUIRE(!dataset.empty(), "--mask ", file, ": no mask at ", k_mask,
-                  ", /entry/instrument/detector/detectorSpecific/pixel_mask, "
-                  "/entry/instrument/detector/pixel_mask or /mask: name the dataset, --mask ",
-                  file, ":/path/to/mask");
+    std::string tried;
+    for (char const* p : places) tried += (tried.empty() ? "" : ", ") + std::string(p);
+    PTYKO_REQUIRE(!dataset.empty(), option, " ", file, ": no ", what, " at ", tried, ": name the dataset, ", option,
+                  " ", file, ":/path/to/", what);
   } else {
     if (dataset.front() != '/') dataset = "/" + dataset;
-    PTYKO_REQUIRE(h5::exists(f, dataset), "--mask ", mask.spec, ": ", file, " has no dataset ", dataset);
+    PTYKO_REQUIRE(h5::exists(f, dataset), option, " ", spec, ": ", file, " has no dataset ", dataset);
   }
+  return {std::move(f), dataset};
+}
+
+}  // namespace
+
+void cxi_add_mask_file(CxiInfo& info, MaskFile const& mask) {
+  // Where other programs keep a detector mask: CXI, an Eiger master file
+  // (NeXus), a plain file.
+  auto const [f, dataset] = open_file_dataset(mask.spec, "--mask", "mask",
+                                              {k_mask, "/entry/instrument/detector/detectorSpecific/pixel_mask",
+                                               "/entry/instrument/detector/pixel_mask", "/mask"});
   check_mask_dataset(f, dataset, info, "--mask");
-  info.mask_file = file;
+  info.mask_file = f.name();
   info.mask_dataset = dataset;
   info.mask_invert = mask.invert;
 }
@@ -589,24 +606,9 @@ HostComplex3 cxi_read_illumination(CxiInfo const& info) {
 }
 
 HostComplex3 read_probe_guess(std::string const& spec, CxiInfo const& info) {
-  auto [file, dataset] = split_file_dataset(spec);
-  std::error_code ec;
-  PTYKO_REQUIRE(!file.empty(), "--probe ", spec, ": name a file, FILE or FILE:DATASET");
-  PTYKO_REQUIRE(fs::exists(file, ec), "--probe ", spec, ": ", file, ": no such file");
-  auto const f = h5::File::open_read(file);
-  constexpr char const* k_result_probe = "/reconstruction/probe";
-  if (dataset.empty()) {
-    for (char const* p : {k_result_probe, k_illumination})
-      if (h5::exists(f, p)) {
-        dataset = p;
-        break;
-      }
-    PTYKO_REQUIRE(!dataset.empty(), "--probe ", file, ": no probe at ", k_result_probe, " (a ptyko result) or ",
-                  k_illumination, " (CXI): name the dataset, --probe ", file, ":/path/to/probe");
-  } else {
-    if (dataset.front() != '/') dataset = "/" + dataset;
-    PTYKO_REQUIRE(h5::exists(f, dataset), "--probe ", spec, ": ", file, " has no dataset ", dataset);
-  }
+  // A ptyko result's probe, then a CXI file's.
+  auto const [f, dataset] = open_file_dataset(spec, "--probe", "probe", {"/reconstruction/probe", k_illumination});
+  std::string const& file = f.name();
   require_numeric(f, dataset.c_str(), true);
   auto const dims = h5::shape(f, dataset);
   if (dims.size() == 2 || dims.size() == 3) {

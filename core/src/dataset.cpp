@@ -18,10 +18,7 @@ ScanLayout read_scan_layout(std::string const& path, LoadOptions const& options)
   layout.info = cxi_inspect(path, options.crop);  // square frames (or a square crop of them)
   if (!options.mask.spec.empty()) cxi_add_mask_file(layout.info, options.mask);
   if (!options.use_dark) layout.info.has_dark = false;
-  if (!options.use_monitor) {
-    layout.info.monitor_scale.clear();
-    layout.info.dark_frames = 0;
-  }
+  if (!options.use_monitor) layout.info.monitor_scale.clear();
   layout.geometry = layout.info.geometry();
   auto positions_m = probe_positions_from_translations(cxi_read_translations(layout.info), options.convention);
   PTYKO_REQUIRE(positions_m.size() == layout.info.frames, path, ": ", positions_m.size(),

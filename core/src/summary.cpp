@@ -115,11 +115,12 @@ std::string format_summary(DatasetSummary const& s) {
                                             i.mask_dataset, i.mask_invert ? ", inverted" : "");
   line("mask", fmt::format("{:.2f} % of pixels measured{}", 100 * s.mask_coverage, sources));
   if (i.has_dark) line("dark frame", "subtracted from every frame (/entry_1/instrument_1/detector_1/dark)");
-  if (!i.monitor_scale.empty())
+  if (!i.monitor_scale.empty()) {
+    auto const beamless = std::count(i.monitor_scale.begin(), i.monitor_scale.end(), 0.0);
     line("monitor", fmt::format("frames normalised to the median flux (/entry_1/data_1/monitor){}",
-                                i.dark_frames > 0 ? fmt::format("; {} frame(s) below a tenth of it: skipped",
-                                                                i.dark_frames)
-                                                  : std::string()));
+                                beamless > 0 ? fmt::format("; {} frame(s) below a tenth of it: skipped", beamless)
+                                             : std::string()));
+  }
   if (!s.geometry_ok) {
     line("geometry", "unusable: " + s.geometry_problem);
     return out;

@@ -78,7 +78,6 @@ struct CxiInfo {
   /// below a tenth of the median (no beam: they are then empty and skipped).
   /// Empty: no normalisation.
   std::vector<double> monitor_scale;
-  std::size_t dark_frames = 0;  ///< frames without beam by their monitor (scale 0)
   int illumination_modes = 0;   ///< 0: no probe guess in the file
   bool has_truth = false;       ///< /entry_1/ptyko_truth present (simulated by ptyko)
 
