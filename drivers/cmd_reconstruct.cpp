@@ -333,6 +333,29 @@ std::string frame_list(std::vector<std::size_t> const& ids) {
   return s;
 }
 
+// What the file says about its detector that ptyko does not act on: a
+// detector turned about the beam (ptyko turns frames by whole quarters
+// only), and a direct beam (corner_position) away from the centre the
+// frames are read around.
+template <class Log>
+void warn_detector_placement(Log& log, std::string const& input, CxiInfo const& info) {
+  if (info.orientation.rotation_deg > 1.0)
+    log.warn(fmt::format("{}: basis_vectors turn the detector {:.1f} degrees about the beam; the frames are read "
+                         "along the nearest axes and this rotation is not corrected",
+                         input, info.orientation.rotation_deg));
+  if (!info.beam_from_corner) return;
+  auto const [by, bx] = *info.beam_from_corner;
+  int const wy = info.ny * info.bin, wx = info.nx * info.bin;
+  double const cy = info.window_y + wy / 2, cx = info.window_x + wx / 2;
+  bool const on_detector = by >= 0 && bx >= 0 && by <= info.stored_ny - 1 && bx <= info.stored_nx - 1;
+  if (on_detector && std::hypot(by - cy, bx - cx) > 2.0)
+    log.warn(fmt::format("{}: corner_position puts the direct beam at stored pixel (y, x) = ({:.1f}, {:.1f}), but "
+                         "the frames are read around ({:.0f}, {:.0f}); if the diffraction is centred on the beam, "
+                         "give --crop N --crop-centre-y {:.0f} --crop-centre-x {:.0f} (`ptyko info` shows the "
+                         "intensity centre)",
+                         input, by, bx, cy, cx, std::round(by), std::round(bx)));
+}
+
 // ------------------------------------------------------------------ one view
 
 struct ViewJob {
@@ -366,6 +389,7 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
                            "(--crop {}); give --crop N and --crop-centre-y/-x where the beam is elsewhere",
                            input, layout.info.stored_ny, layout.info.stored_nx, layout.info.ny * layout.info.bin,
                            layout.info.nx * layout.info.bin, layout.info.ny * layout.info.bin));
+    warn_detector_placement(log, input, layout.info);
     resolve_solver_defaults(resolved, layout.info.frames);  // e.g. a batch larger than the frames
     if (!job.resume.empty()) {
       checkpoint = read_checkpoint(job.resume);

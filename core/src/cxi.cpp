@@ -3,6 +3,7 @@
 // of shape () or (1,)); each problem is one UserError naming the file and the
 // dataset, and saying what to do.
 #include <ptyko/core/cxi.hpp>
+#include <ptyko/core/detector_orientation.hpp>
 #include <ptyko/core/hdf5.hpp>
 #include <ptyko/kernels/error.hpp>
 
@@ -27,7 +28,10 @@ constexpr char const* k_distance = "/entry_1/instrument_1/detector_1/distance";
 constexpr char const* k_pixel_x = "/entry_1/instrument_1/detector_1/x_pixel_size";
 constexpr char const* k_pixel_y = "/entry_1/instrument_1/detector_1/y_pixel_size";
 constexpr char const* k_mask = "/entry_1/instrument_1/detector_1/mask";
-constexpr char const* k_dark = "/entry_1/instrument_1/detector_1/dark";
+constexpr char const* k_dark = "/entry_1/instrument_1/detector_1/dark";            // PyNX
+constexpr char const* k_data_dark = "/entry_1/instrument_1/detector_1/data_dark";  // the CXI specification
+constexpr char const* k_basis = "/entry_1/instrument_1/detector_1/basis_vectors";
+constexpr char const* k_corner = "/entry_1/instrument_1/detector_1/corner_position";
 constexpr char const* k_monitor = "/entry_1/data_1/monitor";
 constexpr char const* k_illumination = "/entry_1/instrument_1/source_1/illumination";
 constexpr char const* k_truth = "/entry_1/ptyko_truth";
@@ -213,13 +217,13 @@ HostMask read_window_mask(h5::File const& f, CxiInfo const& info) {
 // frames -= the window of the dark frame, at least 0, on measured pixels
 // (the others are 0 already).
 void subtract_dark(h5::File const& f, CxiInfo const& info, HostMask const& window_mask, HostFrames const& frames) {
-  auto const v = h5::read<double>(f, k_dark);
+  auto const v = h5::read<double>(f, info.dark_path);
   int const wy = int(frames.extent(1)), wx = int(frames.extent(2));
   std::vector<float> dark(std::size_t(wy) * wx);
   for (int y = 0; y < wy; ++y)
     for (int x = 0; x < wx; ++x) {
       double const d = v[stored_pixel(info, y, x)];
-      PTYKO_REQUIRE(!window_mask(y, x) || std::isfinite(d), f.name(), ": dark frame ", k_dark,
+      PTYKO_REQUIRE(!window_mask(y, x) || std::isfinite(d), f.name(), ": dark frame ", info.dark_path,
                     " is not finite at pixel (y, x) = (", info.window_y + y, ", ", info.window_x + x,
                     "): fix it or mask the pixel");
       dark[std::size_t(y) * wx + x] = window_mask(y, x) ? float(d) : 0.f;
@@ -244,8 +248,12 @@ HostMask bin_mask(HostMask const& fine, CxiInfo const& info) {
   return mask;
 }
 
-// The mask of the frames as read (cropped, binned).
-HostMask read_mask(h5::File const& f, CxiInfo const& info) { return bin_mask(read_window_mask(f, info), info); }
+// The mask of the frames as read (cropped, binned, in the default orientation).
+HostMask read_mask(h5::File const& f, CxiInfo const& info) {
+  HostMask mask = bin_mask(read_window_mask(f, info), info);
+  orient_images(mask.data(), 1, info.ny, info.orientation);
+  return mask;
+}
 
 // The (M, a, b) extents of a complex stack stored as (M, a, b) or (a, b).
 std::array<std::size_t, 3> stack_extents(std::vector<std::size_t> const& dims) {
@@ -301,6 +309,38 @@ View contiguous(View const& v) {
   return copy;
 }
 
+// The detector's orientation (basis_vectors) and the direct beam's place on
+// it (corner_position), with the pixel sizes the basis gives where the file
+// has no x_pixel_size / y_pixel_size (cdtools, and the specification, make
+// the basis the primary description).
+void read_detector_placement(h5::File const& f, CxiInfo& info) {
+  std::vector<double> basis(6);  // (2, 3): the steps of rows and columns
+  if (h5::exists(f, k_basis)) {
+    require_numeric(f, k_basis, false);
+    std::vector<std::size_t> dims;
+    auto const values = h5::read<double>(f, k_basis, &dims);
+    info.orientation = orientation_from_basis(values, dims, info.path + ": " + k_basis);
+    if (!info.pixel_size_x_m) info.pixel_size_x_m = info.orientation.pixel_x_m;
+    if (!info.pixel_size_y_m) info.pixel_size_y_m = info.orientation.pixel_y_m;
+    bool const spec = dims[0] == 2;
+    for (int d = 0; d < 2; ++d)
+      for (int c = 0; c < 3; ++c) basis[d * 3 + c] = spec ? values[d * 3 + c] : values[c * 2 + d];
+  } else {
+    double const px = info.pixel_size_x_m.value_or(info.pixel_size_y_m.value_or(0));
+    double const py = info.pixel_size_y_m.value_or(px);
+    if (!(px > 0 && py > 0)) return;  // CxiInfo::geometry() names the missing size
+    basis = {0, -py, 0, -px, 0, 0};
+  }
+  if (!h5::exists(f, k_corner)) return;
+  require_numeric(f, k_corner, false);
+  auto const corner = h5::read<double>(f, k_corner);
+  PTYKO_REQUIRE(corner.size() == 3, info.path, ": ", k_corner, " holds ", corner.size(),
+                " values; expected the (x, y, z) of the first pixel's corner in metres");
+  for (double c : corner)
+    PTYKO_REQUIRE(std::isfinite(c), info.path, ": ", k_corner, " holds ", c, "; expected finite metres");
+  info.beam_from_corner = beam_from_corner({corner[0], corner[1], corner[2]}, basis);
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------ CxiInfo
@@ -341,6 +381,12 @@ Geometry CxiInfo::geometry() const {
   g.detector_size = nx;
   g.validate(path.c_str());
   return g;
+}
+
+std::array<double, 2> CxiInfo::stored_position(double y, double x) const {
+  auto const p = unorient_position(y, x, ny, orientation);
+  // The centre of the (binned) pixel, in stored pixels.
+  return {window_y + bin * p[0] + 0.5 * (bin - 1), window_x + bin * p[1] + 0.5 * (bin - 1)};
 }
 
 // ------------------------------------------------------------------ readers
@@ -394,6 +440,7 @@ CxiInfo cxi_inspect(std::string const& path, FrameCrop const& crop) {
   info.distance_m = read_optional_scalar(f, k_distance);
   info.pixel_size_x_m = read_optional_scalar(f, k_pixel_x);
   info.pixel_size_y_m = read_optional_scalar(f, k_pixel_y);
+  read_detector_placement(f, info);
 
   // The mask is always used, so a wrong one fails here, before any reading.
   info.has_mask = h5::exists(f, k_mask);
@@ -408,13 +455,14 @@ CxiInfo cxi_inspect(std::string const& path, FrameCrop const& crop) {
 
   // Corrections other programs store with the data (PyNX: a dark frame and
   // the incident flux per frame).
-  info.has_dark = h5::exists(f, k_dark);
+  info.dark_path = find_first(f, {k_dark, k_data_dark});
+  info.has_dark = !info.dark_path.empty();
   if (info.has_dark) {
-    auto const ddims = h5::shape(f, k_dark);
-    PTYKO_REQUIRE(is_frame_shaped(ddims, info.stored_ny, info.stored_nx), path, ": dark frame ", k_dark, " is ",
-                  frame_size(ddims), " but frames are ", info.stored_ny, "x", info.stored_nx,
+    auto const ddims = h5::shape(f, info.dark_path);
+    PTYKO_REQUIRE(is_frame_shaped(ddims, info.stored_ny, info.stored_nx), path, ": dark frame ", info.dark_path,
+                  " is ", frame_size(ddims), " but frames are ", info.stored_ny, "x", info.stored_nx,
                   ": they must match (or run with --no-dark)");
-    require_numeric(f, k_dark, false);
+    require_numeric(f, info.dark_path.c_str(), false);
   }
   if (h5::exists(f, k_monitor)) {
     require_numeric(f, k_monitor, false);
@@ -574,7 +622,10 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
       float* frame = frames.data() + k * pixels;
       for (std::size_t p = 0; p < pixels; ++p) frame[p] *= s;
     }
-  if (info.bin == 1) return frames;
+  if (info.bin == 1) {
+    orient_images(frames.data(), indices.size(), info.ny, info.orientation);
+    return frames;
+  }
   HostFrames binned(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("ptyko::cxi::frames")),
                     indices.size(), info.ny, info.nx);
   bin_images(frames.data(), indices.size(), info.ny, info.nx, info.bin, binned.data());
@@ -583,6 +634,7 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
   for (std::size_t k = 0; k < indices.size(); ++k)
     for (std::size_t p = 0; p < coarse.span(); ++p)
       if (coarse.data()[p] == 0) binned.data()[k * coarse.span() + p] = 0;
+  orient_images(binned.data(), indices.size(), info.ny, info.orientation);
   return binned;
 }
 
@@ -691,6 +743,14 @@ void cxi_write(std::string const& path, CxiContents const& c) {
   h5::write_scalar(f, k_distance, g.distance_m);
   h5::write_scalar(f, k_pixel_x, g.pixel_size_x_m);
   h5::write_scalar(f, k_pixel_y, g.pixel_size_y_m);
+  // The specification's default orientation, stated, and the direct beam
+  // on the centre pixel (ny / 2, nx / 2), whose centre lies half a pixel
+  // inside the corner of its own and the first pixel's.
+  double const basis[6] = {0, -g.pixel_size_y_m, 0, -g.pixel_size_x_m, 0, 0};
+  h5::write(f, k_basis, basis, {2, 3});
+  double const corner[3] = {(double(nx / 2) + 0.5) * g.pixel_size_x_m, (double(ny / 2) + 0.5) * g.pixel_size_y_m,
+                            g.distance_m};
+  h5::write(f, k_corner, corner, {3});
 
   if (has_mask) {
     auto const mask = contiguous(c.mask);

@@ -47,9 +47,8 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
           if (!mask(y, x)) continue;
           double const v = frames(f, y, x);
           counts += v;
-          // The centre of the (binned) pixel, in stored pixels.
-          moment_y += v * (info.window_y + info.bin * y + 0.5 * (info.bin - 1));
-          moment_x += v * (info.window_x + info.bin * x + 0.5 * (info.bin - 1));
+          moment_y += v * y;
+          moment_x += v * x;
           s.max_pixel = std::max(s.max_pixel, v);
         }
       s.counts_min = std::min(s.counts_min, counts);
@@ -59,8 +58,10 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
     }
   }
   s.counts_mean = total / double(info.frames);
-  s.centroid_y = moment_y / total;  // NaN without counts
-  s.centroid_x = moment_x / total;
+  // In stored pixels, as --crop-centre-y/-x take them (NaN without counts).
+  auto const centroid = info.stored_position(moment_y / total, moment_x / total);
+  s.centroid_y = centroid[0];
+  s.centroid_x = centroid[1];
 
   if (!s.geometry_ok) return s;
   auto positions_m = probe_positions_from_translations(cxi_read_translations(info), conv);
@@ -114,7 +115,16 @@ std::string format_summary(DatasetSummary const& s) {
                               : fmt::format(" ({}{}:{}{})", i.has_mask ? "the file's and " : "", i.mask_file,
                                             i.mask_dataset, i.mask_invert ? ", inverted" : "");
   line("mask", fmt::format("{:.2f} % of pixels measured{}", 100 * s.mask_coverage, sources));
-  if (i.has_dark) line("dark frame", "subtracted from every frame (/entry_1/instrument_1/detector_1/dark)");
+  if (i.beam_from_corner)
+    line("beam (corner_position)", fmt::format("(y, x) = ({:.1f}, {:.1f}) of the stored frames",
+                                                (*i.beam_from_corner)[0], (*i.beam_from_corner)[1]));
+  if (!i.orientation.is_default() || i.orientation.rotation_deg > 0)
+    line("detector orientation",
+         fmt::format("{} against CXI's default (basis_vectors){}", i.orientation.describe(),
+                     i.orientation.rotation_deg > 0
+                         ? fmt::format("; turned {:.2f} degrees about the beam (not corrected)", i.orientation.rotation_deg)
+                         : std::string()));
+  if (i.has_dark) line("dark frame", fmt::format("subtracted from every frame ({})", i.dark_path));
   if (!i.monitor_scale.empty()) {
     auto const beamless = std::count(i.monitor_scale.begin(), i.monitor_scale.end(), 0.0);
     line("monitor", fmt::format("frames normalised to the median flux (/entry_1/data_1/monitor){}",

@@ -14,5 +14,7 @@ constexpr char const* k_pixel_x = "/entry_1/instrument_1/detector_1/x_pixel_size
 constexpr char const* k_pixel_y = "/entry_1/instrument_1/detector_1/y_pixel_size";
 constexpr char const* k_mask = "/entry_1/instrument_1/detector_1/mask";
 constexpr char const* k_illumination = "/entry_1/instrument_1/source_1/illumination";
+constexpr char const* k_basis = "/entry_1/instrument_1/detector_1/basis_vectors";
+constexpr char const* k_corner = "/entry_1/instrument_1/detector_1/corner_position";
 
 }  // namespace ptyko::test

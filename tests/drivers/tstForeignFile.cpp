@@ -103,8 +103,11 @@ Truth make_truth() {
 }
 
 // Writes the CXI file: centred uint16 frames of ~1e6 counts, bad pixels, and
-// the geometry that makes the object pixel k_dx.
-void write_cxi(Truth const& t, std::string const& path) {
+// the geometry that makes the object pixel k_dx. A `turned` detector is
+// mounted a quarter turn and mirrored against CXI's default: its rows step
+// along +x and its columns along +y (basis_vectors say so, and give the
+// pixel size: x/y_pixel_size are left out).
+void write_cxi(Truth const& t, std::string const& path, bool turned = false) {
   double const wavelength = 1.5e-10, distance = 2.0;
   double const pixel = wavelength * distance / (k_d * k_dx);
   std::vector<std::uint16_t> frames(std::size_t(k_frames) * k_d * k_d);
@@ -123,8 +126,13 @@ void write_cxi(Truth const& t, std::string const& path) {
     std::vector<cd> const far = dft2(psi, -1);
     for (int u = 0; u < k_d; ++u)
       for (int v = 0; v < k_d; ++v) {
-        // stored pixel (u, v) holds frequency (u - D/2, v - D/2)
-        int const ky = (u - k_d / 2 + k_d) % k_d, kx = (v - k_d / 2 + k_d) % k_d;
+        // Stored pixel (u, v) lies at (X, Y) = (u - c) b0 + (v - c) b1 from
+        // the beam (c = D/2). The default basis, b0 = -y, b1 = -x, gives
+        // frequency (ky, kx) = (-Y, -X) = (u - c, v - c); the turned one,
+        // b0 = +x, b1 = +y, gives (-Y, -X) = (c - v, c - u).
+        int const c = k_d / 2;
+        int const fy = turned ? c - v : u - c, fx = turned ? c - u : v - c;
+        int const ky = (fy + k_d) % k_d, kx = (fx + k_d) % k_d;
         double const counts = std::round(scale * std::norm(far[ky * k_d + kx]));
         frames[(std::size_t(j) * k_d + u) * k_d + v] =
             mask[u * k_d + v] ? 65535 : std::uint16_t(std::min(counts, 65000.0));
@@ -147,8 +155,13 @@ void write_cxi(Truth const& t, std::string const& path) {
   h5::write(f, k_translation, translation.data(), {std::size_t(k_frames), 3});
   h5::write_scalar(f, k_energy, 6.62607015e-34 * 299792458.0 / wavelength);
   h5::write_scalar(f, k_distance, distance);
-  h5::write_scalar(f, k_pixel_x, pixel);
-  h5::write_scalar(f, k_pixel_y, pixel);
+  if (turned) {
+    double const basis[6] = {pixel, 0, 0, 0, pixel, 0};
+    h5::write(f, k_basis, basis, {2, 3});
+  } else {
+    h5::write_scalar(f, k_pixel_x, pixel);
+    h5::write_scalar(f, k_pixel_y, pixel);
+  }
   f.close();
 }
 
@@ -236,6 +249,17 @@ TEST_F(ForeignFile, TwoRanksOfNeighbourConsensusReconstructTheTruth) {
   Outcome const o = run({"reconstruct", "foreign.cxi", "-o", "out.h5", "--solver", "rpie", "--strategy", "neighbor",
                          "--epochs", "300", "--modes", "1", "--no-images", "-q"},
                         2);
+  ASSERT_EQ(o.code, 0) << o.err;
+  expect_truth_recovered(m_truth, read_result(file("out.h5")));
+}
+
+// The same scan from a detector mounted otherwise (basis_vectors): read
+// turned into the default orientation, it gives the same truth. Ignoring the
+// basis leaves transposed, reversed frames that do not reconstruct.
+TEST_F(ForeignFile, DetectorMountedOtherwiseReconstructsTheTruth) {
+  write_cxi(m_truth, file("turned.cxi"), true);
+  Outcome const o = run({"reconstruct", "turned.cxi", "-o", "out.h5", "--solver", "lsqml", "--epochs", "300",
+                         "--modes", "1", "--no-images", "-q"});
   ASSERT_EQ(o.code, 0) << o.err;
   expect_truth_recovered(m_truth, read_result(file("out.h5")));
 }

@@ -5,6 +5,7 @@
 // float detector types, soft links, missing optional entries; every problem
 // is reported as a one-line UserError naming the file and dataset.
 
+#include <ptyko/core/detector_orientation.hpp>
 #include <ptyko/core/geometry.hpp>
 #include <ptyko/kernels/types.hpp>
 
@@ -67,12 +68,24 @@ struct CxiInfo {
   bool auto_crop = false;  ///< oblong frames without a crop: the largest centred square window is used
   std::string data_type;        ///< "uint16", "int32", "float32", ...
   std::optional<double> energy_joule, wavelength_m, distance_m, pixel_size_x_m, pixel_size_y_m;
+  /// How the stored frames sit against CXI's default detector orientation
+  /// (detector_1/basis_vectors; absent: the default). The frames, the mask
+  /// and the dark frame are read turned into the default orientation; crop
+  /// windows and pixels named in messages stay in stored pixels. The pixel
+  /// sizes come from the basis when the file gives no x/y_pixel_size.
+  DetectorOrientation orientation;
+  /// The direct beam in stored pixels (y, x) as detector_1/corner_position
+  /// places it; absent without one. ptyko assumes the beam at the window's
+  /// centre and only reports this (a frame may be re-centred with --crop).
+  std::optional<std::array<double, 2>> beam_from_corner;
   bool has_mask = false;        ///< the file has a mask
   std::string mask_file, mask_dataset;  ///< a mask from another file (cxi_add_mask_file); empty: none
   bool mask_invert = false;     ///< that mask marks measured pixels nonzero
   /// The file's dark frame (/entry_1/instrument_1/detector_1/dark, as PyNX
-  /// writes it) is subtracted from every frame, negative results set to 0.
+  /// writes it, or data_dark, as the specification names it) is subtracted
+  /// from every frame, negative results set to 0.
   bool has_dark = false;
+  std::string dark_path;  ///< where the dark frame is (when has_dark)
   /// Per frame: median(monitor) / monitor (/entry_1/data_1/monitor, the
   /// incident flux), applied to the frames; 0 for frames whose monitor is
   /// below a tenth of the median (no beam: they are then empty and skipped).
@@ -92,6 +105,9 @@ struct CxiInfo {
   /// True when the window is smaller than the frames: the object pixel
   /// (lambda z / (window p)) differs from the file's own.
   bool windowed() const { return ny * bin != stored_ny || nx * bin != stored_nx; }
+  /// A position (y, x) in the frames as read (pixels of ny x nx) in stored
+  /// pixels of the file's frames (undoing orientation, binning and window).
+  std::array<double, 2> stored_position(double y, double x) const;
 };
 
 /// Inspects `path`: checks it is HDF5 with the CXI data and translation
