@@ -316,9 +316,12 @@ void check_checkpoint_matches(Checkpoint const& c, ScanLayout const& layout, std
   auto const& r = c.result;
   bool same = int(r.object.extent(0)) == layout.grid.height && int(r.object.extent(1)) == layout.grid.width &&
               int(r.probe.extent(1)) == layout.info.ny && r.positions_px.size() == layout.positions_px.size();
-  for (std::size_t n = 0; same && n < r.positions_px.size(); ++n)
-    same = std::abs(r.positions_px[n][0] - layout.positions_px[n][0]) < 1e-6 &&
-           std::abs(r.positions_px[n][1] - layout.positions_px[n][1]) < 1e-6;
+  // A run that refined its positions kept the file's apart.
+  auto const& given = r.file_positions_px.empty() ? r.positions_px : r.file_positions_px;
+  same = same && given.size() == layout.positions_px.size();
+  for (std::size_t n = 0; same && n < given.size(); ++n)
+    same = std::abs(given[n][0] - layout.positions_px[n][0]) < 1e-6 &&
+           std::abs(given[n][1] - layout.positions_px[n][1]) < 1e-6;
   PTYKO_REQUIRE(same, path, ": this checkpoint (object ", r.object.extent(0), " x ", r.object.extent(1), ", ",
                 r.positions_px.size(), " positions) does not belong to ", layout.info.path, " (object ",
                 layout.grid.height, " x ", layout.grid.width, ", ", layout.positions_px.size(),
@@ -381,6 +384,7 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
   LocalData<T, Exec> data;
   HostComplex3 guess;
   std::unique_ptr<TruthScore> truth;
+  std::vector<std::array<double, 2>> file_positions;  // the file's (layout's may be a checkpoint's refined ones)
   agreed(comm, [&] {
     log.open(cfg.log_file);
     layout = read_scan_layout(input, cfg.load);
@@ -395,6 +399,10 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
       checkpoint = read_checkpoint(job.resume);
       check_checkpoint_matches(*checkpoint, layout, job.resume);
     }
+    file_positions = layout.positions_px;
+    // Refined positions continue from where the checkpoint left them.
+    if (checkpoint && !checkpoint->result.file_positions_px.empty())
+      layout.positions_px = checkpoint->result.positions_px;
     parallel::StrategyOptions sopts;
     sopts.sync_every = cfg.sync_every;
     strategy = parallel::make_strategy<T, Exec>(cfg.strategy, comm, layout, sopts);
@@ -494,7 +502,11 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
   // How the frames are held (uint16 counts unless some rank's are not counts).
   double all_counts = data.frames.is_counts() ? 1.0 : 0.0;
   comm.allreduce(&all_counts, 1, Datatype::float64, ReduceOp::min);
-  Reconstruction<T, Exec> rec(space, std::move(data), std::move(state), resolved, *strategy, positions);
+  std::vector<std::array<double, 2>> kept_file_positions;  // batches and refinement's limit follow the file's
+  kept_file_positions.reserve(kept.size());
+  for (std::size_t n : kept) kept_file_positions.push_back(file_positions[n]);
+  Reconstruction<T, Exec> rec(space, std::move(data), std::move(state), resolved, *strategy, positions,
+                              kept_file_positions);
   SolverOptions const& opts = rec.options();
   RunConfig ran = resolved_config(cfg, opts, input, job.output);
   ran.solver.modes = rec.state().modes();
@@ -554,7 +566,9 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
     ResultContents& r = c.result;
     r.object = object;
     r.probe = probe;
-    r.positions_px = layout.positions_px;
+    r.positions_px = file_positions;  // skipped frames keep the file's
+    for (std::size_t k = 0; k < kept.size(); ++k) r.positions_px[kept[k]] = rec.positions()[k];
+    if (opts.refine_positions) r.file_positions_px = file_positions;
     r.object_pixel_size_m = {layout.grid.pixel_size_y, layout.grid.pixel_size_x};
     r.cost = rec.state().cost;
     r.noise_model = opts.noise == NoiseModel::gaussian ? "gaussian" : "poisson";
@@ -593,6 +607,9 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
     std::string line = fmt::format("epoch {:>4}/{}  cost {:<11.5g} {:6.3f} s/epoch  ETA {}", last.epoch, opts.epochs,
                                    last.cost, last.seconds, format_duration(eta));
     if (comm.size() > 1) line += fmt::format("  moved {}", format_bytes(last.bytes));
+    if (std::isfinite(last.position_rms_move_px))
+      line += fmt::format("  positions {:.3f} px rms, {:.2f} max", last.position_rms_move_px,
+                          last.position_max_move_px);
     if (std::isfinite(error)) line += fmt::format("  error {:.4f}", error);
     log.info(line);
 

@@ -349,6 +349,22 @@ std::vector<OptionDef> const& options() {
         [](RunConfig& c) -> auto& { return c.load.convention.flip_y; }, Flag::sets_true));
     t.push_back(option("positions", "swap_xy", "--swap-xy", "Exchange x and y translations",
         [](RunConfig& c) -> auto& { return c.load.convention.swap_xy; }, Flag::sets_true));
+    t.push_back(option("positions", "refine", "--refine-positions",
+        "Refine the scan positions from the data (stage drift and encoder errors; docs/solvers.md)",
+        [](RunConfig& c) -> auto& { return c.solver.refine_positions; }, Flag::sets_true));
+    t.push_back(option("positions", "refine_start", "--refine-start",
+        "With --refine-positions: first epoch (from 0) that refines (default: epochs / 5, after the probe's start)",
+        [](RunConfig& c) -> auto& { return c.solver.positions_start; }, Flag::none, "20"));
+    t.push_back(option("positions", "refine_every", "--refine-every",
+        "With --refine-positions: epochs between refinements (each costs about half an LSQML epoch)",
+        [](RunConfig& c) -> auto& { return c.solver.positions_every; }));
+    t.push_back(option("positions", "refine_step", "--refine-step",
+        "With --refine-positions: largest move of one refinement, object pixels",
+        [](RunConfig& c) -> auto& { return c.solver.positions_step; }));
+    t.push_back(option("positions", "refine_max_shift", "--refine-max-shift",
+        "With --refine-positions: largest move from the file's position, object pixels (default: a quarter "
+        "of the frame size)",
+        [](RunConfig& c) -> auto& { return c.solver.positions_max_shift; }, Flag::none, "16"));
     // -- [parallel]
     t.push_back(option("parallel", "strategy", "--strategy", "Parallel strategy: full-sync or neighbor",
         [](RunConfig& c) -> auto& { return c.strategy; }));
@@ -559,6 +575,10 @@ void finish_run_config(RunConfig& c) {
   PTYKO_REQUIRE(c.error_every >= 0, "--error-every must be >= 0, got ", c.error_every);
   PTYKO_REQUIRE(c.checkpoint_every >= 0, "--checkpoint-every must be >= 0, got ", c.checkpoint_every);
   PTYKO_REQUIRE(c.sync_every >= 1, "--sync-every must be >= 1, got ", c.sync_every);
+  PTYKO_REQUIRE(c.solver.positions_start >= -1, "--refine-start must be >= 0 (an epoch, from 0), got ",
+                c.solver.positions_start);
+  PTYKO_REQUIRE(c.solver.positions_max_shift >= 0 || c.solver.positions_max_shift == -1,
+                "--refine-max-shift must be >= 0 pixels, got ", c.solver.positions_max_shift);
   PTYKO_REQUIRE(c.load.crop.size >= 0, "--crop must be >= 0 pixels (0: no crop), got ", c.load.crop.size);
   PTYKO_REQUIRE(c.load.crop.bin >= 1, "--bin must be >= 1 (1: no binning), got ", c.load.crop.bin);
   PTYKO_REQUIRE(!c.mask_above || *c.mask_above > 0, "--mask-above must be > 0 counts, got ", c.mask_above.value_or(0));

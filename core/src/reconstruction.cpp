@@ -1,4 +1,5 @@
 #include <ptyko/core/batching.hpp>
+#include <ptyko/core/position_refinement.hpp>
 #include <ptyko/core/probe_modes.hpp>
 #include <ptyko/core/reconstruction.hpp>
 #include <ptyko/kernels/compat.hpp>
@@ -86,21 +87,43 @@ template <class T, class ExecSpace>
 Reconstruction<T, ExecSpace>::Reconstruction(ExecSpace const& space, LocalData<T, ExecSpace> data,
                                              State<T, ExecSpace> state, SolverOptions options,
                                              Sync<T, ExecSpace>& sync,
-                                             std::vector<std::array<double, 2>> const& all_positions)
+                                             std::vector<std::array<double, 2>> const& all_positions,
+                                             std::vector<std::array<double, 2>> const& file_positions)
     : m_space(space), m_data(std::move(data)), m_state(std::move(state)), m_options(std::move(options)), m_sync(sync) {
   resolve_solver_defaults(m_options, all_positions.size());
   PTYKO_ASSERT(all_positions.size() == m_data.global_frames, "positions of ", all_positions.size(),
                " frames for a dataset of ", m_data.global_frames);
   // Global batches, each filtered to this rank's frames (in file order).
-  auto const global = make_batches(all_positions, m_options.batch_size, m_options.batching, m_options.seed);
+  PTYKO_ASSERT(file_positions.empty() || file_positions.size() == all_positions.size(), file_positions.size(),
+               " file positions for ", all_positions.size(), " frames");
+  m_positions = all_positions;
+  m_reference = file_positions.empty() ? all_positions : file_positions;
+  // From the file's positions: a resumed run batches as the first did.
+  m_global = make_batches(m_reference, m_options.batch_size, m_options.batching, m_options.seed);
   m_solver = make_solver<T, ExecSpace>(m_options.solver);
+  plan_batches();
+  int max_local = 1;
+  for (auto const& b : m_batches) max_local = std::max(max_local, int(b.local.extent(0)));
+  m_power = mean_pattern(m_space, m_data, m_sync).second;
+  m_solver->setup(m_space, m_data, m_state, m_options, max_local);
+  int const M = m_state.modes();
+  if (M > 1)
+    m_mode_mix = ComplexView2<T, typename ExecSpace::memory_space>(
+        Kokkos::view_alloc(m_space, Kokkos::WithoutInitializing, "ptyko::Reconstruction::mode_mix"), M, M);
+}
+
+template <class T, class ExecSpace>
+Reconstruction<T, ExecSpace>::~Reconstruction() = default;
+
+template <class T, class ExecSpace>
+void Reconstruction<T, ExecSpace>::plan_batches() {
   bool const isolate = m_solver->updates_isolated_positions(m_options, m_sync);
   std::unordered_map<std::size_t, int> local_of;
   for (std::size_t i = 0; i < m_data.frame_ids.size(); ++i) local_of[m_data.frame_ids[i]] = int(i);
-  int max_local = 1;
   int const H = int(m_state.object.extent(0)), W = int(m_state.object.extent(1)), D = m_data.detector();
   std::vector<std::array<double, 2>> centres;
-  for (auto const& g : global) {
+  m_batches.clear();
+  for (auto const& g : m_global) {
     // Tiles reached by any rank's positions of the batch, in this rank's
     // object coordinates: the sums of the batch are zero elsewhere. When
     // the solver updates isolated positions itself, they go last and out
@@ -108,11 +131,10 @@ Reconstruction<T, ExecSpace>::Reconstruction(ExecSpace const& space, LocalData<T
     // on pixels only their rank holds (decided alike on every rank, so that
     // the ranks' tile lists agree).
     centres.clear();
-    for (int id : g)
-      centres.push_back({all_positions[id][0] - m_data.tile_y, all_positions[id][1] - m_data.tile_x});
+    for (int id : g) centres.push_back({m_positions[id][0] - m_data.tile_y, m_positions[id][1] - m_data.tile_x});
     std::vector<char> isolated = isolate ? isolated_footprints(centres, D) : std::vector<char>(g.size(), 0);
     for (std::size_t k = 0; k < g.size(); ++k)
-      isolated[k] = isolated[k] && m_sync.footprint_private(footprint_box(all_positions[g[k]], D));
+      isolated[k] = isolated[k] && m_sync.footprint_private(footprint_box(m_positions[g[k]], D));
     std::vector<int> mine, mine_isolated;
     std::vector<std::array<double, 2>> summed_centres;
     for (std::size_t k = 0; k < g.size(); ++k) {
@@ -128,22 +150,12 @@ Reconstruction<T, ExecSpace>::Reconstruction(ExecSpace const& space, LocalData<T
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::Reconstruction::batch"), mine.size());
     auto h = Kokkos::create_mirror_view(b.local);
     for (std::size_t k = 0; k < mine.size(); ++k) h(k) = mine[k];
-    Kokkos::deep_copy(b.local, h);  // host -> device: batch indices, once per run
-    max_local = std::max(max_local, int(mine.size()));
+    Kokkos::deep_copy(b.local, h);  // host -> device: batch indices, once per run (and per position refinement)
     b.tiles = make_mirrored_tile_list<typename ExecSpace::memory_space>(footprint_tiles(summed_centres, D, H, W),
                                                                         "ptyko::Reconstruction::batch_tiles");
     m_batches.push_back(b);
   }
-  m_power = mean_pattern(m_space, m_data, m_sync).second;
-  m_solver->setup(m_space, m_data, m_state, m_options, max_local);
-  int const M = m_state.modes();
-  if (M > 1)
-    m_mode_mix = ComplexView2<T, typename ExecSpace::memory_space>(
-        Kokkos::view_alloc(m_space, Kokkos::WithoutInitializing, "ptyko::Reconstruction::mode_mix"), M, M);
 }
-
-template <class T, class ExecSpace>
-Reconstruction<T, ExecSpace>::~Reconstruction() = default;
 
 template <class T, class ExecSpace>
 EpochReport Reconstruction<T, ExecSpace>::step() {
@@ -186,6 +198,17 @@ EpochReport Reconstruction<T, ExecSpace>::step() {
     }
     double const sum = std::accumulate(powers.begin(), powers.end(), 0.0);
     for (double p : powers) report.mode_power_fractions.push_back(sum > 0 ? p / sum : 0);
+  }
+  // Positions move after the epoch's updates (the object they are refined
+  // against is the newest); the batches' tiles follow them.
+  if (m_options.refine_positions && epoch >= m_options.positions_start &&
+      (epoch - m_options.positions_start) % m_options.positions_every == 0) {
+    if (!m_refiner)
+      m_refiner = std::make_unique<PositionRefiner<T, ExecSpace>>(m_space, m_data, m_state.modes(), m_options);
+    auto const moved = m_refiner->refine(m_space, m_data, m_state, m_sync, m_positions, m_reference);
+    report.position_rms_move_px = moved.rms_move_px;
+    report.position_max_move_px = moved.max_move_px;
+    plan_batches();
   }
   fence(m_space, "ptyko::Reconstruction::epoch_done");
 

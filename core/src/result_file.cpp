@@ -18,6 +18,20 @@ std::vector<double> read_vector(h5::File const& f, std::string const& name) {
   return h5::exists(f, path) ? h5::read<double>(f, path) : std::vector<double>{};
 }
 
+void write_positions(h5::File const& f, std::string const& name, std::vector<std::array<double, 2>> const& p) {
+  std::vector<double> v;
+  v.reserve(2 * p.size());
+  for (auto const& q : p) v.insert(v.end(), {q[0], q[1]});
+  h5::write(f, std::string(root) + "/" + name, v.data(), {p.size(), 2}, {false});
+}
+
+std::vector<std::array<double, 2>> read_positions(h5::File const& f, std::string const& name) {
+  auto const v = read_vector(f, name);
+  std::vector<std::array<double, 2>> p;
+  for (std::size_t k = 0; k + 1 < v.size(); k += 2) p.push_back({v[k], v[k + 1]});
+  return p;
+}
+
 }  // namespace
 
 void impl::write_result_datasets(h5::File const& f, ResultContents const& r) {
@@ -25,10 +39,8 @@ void impl::write_result_datasets(h5::File const& f, ResultContents const& r) {
   h5::write(f, base + "/object", r.object.data(), {r.object.extent(0), r.object.extent(1)}, {}, "complex64");
   h5::write(f, base + "/probe", r.probe.data(), {r.probe.extent(0), r.probe.extent(1), r.probe.extent(2)}, {},
             "complex64");
-  std::vector<double> pos;
-  pos.reserve(2 * r.positions_px.size());
-  for (auto const& p : r.positions_px) pos.insert(pos.end(), {p[0], p[1]});
-  h5::write(f, base + "/positions_px", pos.data(), {r.positions_px.size(), 2}, {false});
+  write_positions(f, "positions_px", r.positions_px);
+  if (!r.file_positions_px.empty()) write_positions(f, "file_positions_px", r.file_positions_px);
   h5::write(f, base + "/object_pixel_size_m", r.object_pixel_size_m.data(), {2}, {false});
   write_vector(f, "cost", r.cost);
   h5::write_attribute(f, base + "/cost", "noise_model", r.noise_model);
@@ -65,8 +77,8 @@ ResultContents impl::read_result_datasets(h5::File const& f, std::string const& 
   PTYKO_REQUIRE(dims.size() == 3, path, ": /reconstruction/probe is not (modes, D, D)");
   r.probe = HostComplex3("ptyko::result::probe", dims[0], dims[1], dims[2]);
   std::copy(probe.begin(), probe.end(), r.probe.data());
-  auto pos = read_vector(f, "positions_px");
-  for (std::size_t k = 0; k + 1 < pos.size(); k += 2) r.positions_px.push_back({pos[k], pos[k + 1]});
+  r.positions_px = read_positions(f, "positions_px");
+  r.file_positions_px = read_positions(f, "file_positions_px");
   auto px = read_vector(f, "object_pixel_size_m");
   if (px.size() == 2) r.object_pixel_size_m = {px[0], px[1]};
   r.cost = read_vector(f, "cost");

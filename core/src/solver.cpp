@@ -71,6 +71,11 @@ void resolve_solver_defaults(SolverOptions& o, std::size_t frames) {
   // bound only slows it, so it stays off there (docs/solvers.md).
   if (o.fourier_relax < 0) o.fourier_relax = o.solver == "dm" ? 0.02 : 0.0;
   if (o.probe_update_start < 0) o.probe_update_start = projection ? 2 : 0;
+  // Positions are refined once the object has formed: against a blank
+  // object every slope is zero and the first epochs' moves are noise.
+  if (o.positions_start < 0) o.positions_start = std::max(o.probe_update_start + 1, o.epochs / 5);
+  PTYKO_REQUIRE(o.positions_every >= 1, "--refine-every must be >= 1, got ", o.positions_every);
+  PTYKO_REQUIRE(o.positions_step > 0, "--refine-step must be > 0 pixels, got ", o.positions_step);
   PTYKO_REQUIRE(o.alpha < 0 || (o.alpha >= 0 && o.alpha <= 1), "--alpha must be in [0, 1], got ", o.alpha);
   PTYKO_REQUIRE(o.beta >= 0 && o.beta <= 1, "--beta must be in [0, 1], got ", o.beta);
   PTYKO_REQUIRE(o.fourier_relax >= 0 && o.fourier_relax < 1,

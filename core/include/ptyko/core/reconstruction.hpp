@@ -10,6 +10,7 @@
 #include <ptyko/core/sync.hpp>
 
 #include <array>
+#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -21,7 +22,14 @@ struct EpochReport {
   double seconds = 0;       ///< wall time of the epoch on this rank
   double bytes = 0;         ///< bytes this rank moved in the epoch
   std::vector<double> mode_power_fractions;
+  /// Position refinement after this epoch (SolverOptions::refine_positions):
+  /// the root-mean-square and largest move in pixels, NaN when none ran.
+  double position_rms_move_px = std::nan("");
+  double position_max_move_px = std::nan("");
 };
+
+template <class T, class ExecSpace>
+class PositionRefiner;
 
 /// Mean diffraction pattern over all ranks' frames (corner-centred D x D, on
 /// the host) and the mean total counts per frame over measured pixels.
@@ -46,9 +54,15 @@ class Reconstruction {
   /// \param all_positions  probe centres of every frame of the dataset (all
   ///                       ranks), in global object pixels: the global batches
   ///                       are computed from them.
+  /// \param file_positions the same frames' positions as the file gives them
+  ///                       when `all_positions` are refined ones (a resumed
+  ///                       run; empty: `all_positions`): the batches are
+  ///                       made from them, and position refinement's
+  ///                       positions_max_shift counts from them.
   Reconstruction(ExecSpace const& space, LocalData<T, ExecSpace> data, State<T, ExecSpace> state,
                  SolverOptions options, Sync<T, ExecSpace>& sync,
-                 std::vector<std::array<double, 2>> const& all_positions);
+                 std::vector<std::array<double, 2>> const& all_positions,
+                 std::vector<std::array<double, 2>> const& file_positions = {});
   ~Reconstruction();
 
   /// Runs one epoch. Collective.
@@ -62,6 +76,9 @@ class Reconstruction {
   double target_probe_power() const { return m_power; }
   /// This rank's positions that the solver updates directly, without
   /// object-shaped sums (LocalBatch::isolated), over all batches.
+  /// Every frame's probe position (global object pixels), as refined so
+  /// far (the positions given to the constructor without refinement).
+  std::vector<std::array<double, 2>> const& positions() const { return m_positions; }
   std::size_t isolated_positions() const {
     std::size_t n = 0;
     for (auto const& b : m_batches) n += std::size_t(b.isolated);
@@ -75,7 +92,13 @@ class Reconstruction {
   SolverOptions m_options;
   Sync<T, ExecSpace>& m_sync;
   std::unique_ptr<Solver<T, ExecSpace>> m_solver;
+  /// Tiles and isolated positions of every batch, from m_positions.
+  void plan_batches();
+
+  std::vector<std::vector<int>> m_global;  ///< the global batches (frame ids), fixed for the run
   std::vector<LocalBatch<ExecSpace>> m_batches;
+  std::vector<std::array<double, 2>> m_positions, m_reference;  ///< current and file positions, global pixels
+  std::unique_ptr<PositionRefiner<T, ExecSpace>> m_refiner;  ///< made on the first refinement
   ComplexView2<T, typename ExecSpace::memory_space> m_mode_mix;  ///< the modes' recombination, M x M (M > 1)
   double m_power = 0;  ///< measured mean counts per frame
 };

@@ -4,7 +4,8 @@
 // renamed:
 //   /reconstruction/object              (H, W) complex
 //   /reconstruction/probe               (M, D, D) complex
-//   /reconstruction/positions_px        (N, 2) probe centres (y, x), object pixels
+//   /reconstruction/positions_px        (N, 2) probe centres (y, x), object pixels (refined, if they were)
+//   /reconstruction/file_positions_px   (N, 2) the file's, when position refinement ran
 //   /reconstruction/object_pixel_size_m (2) (y, x)
 //   /reconstruction/cost                (epochs), attribute noise_model
 //   /reconstruction/epoch_seconds       (epochs)
@@ -26,6 +27,8 @@ struct ResultContents {
   HostComplex2 object;
   HostComplex3 probe;
   std::vector<std::array<double, 2>> positions_px;
+  /// The file's positions when positions_px holds refined ones (else empty).
+  std::vector<std::array<double, 2>> file_positions_px;
   std::array<double, 2> object_pixel_size_m{0, 0};
   std::vector<double> cost;
   std::string noise_model;

@@ -70,6 +70,16 @@ struct SolverOptions {
   /// instead of through object-shaped sums (kernels/isolated_update.hpp). A
   /// testing knob like pipeline_chunk: the same result up to rounding.
   bool isolated_updates = true;
+  /// Position refinement (core/position_refinement.hpp): after the epochs
+  /// from positions_start on, every positions_every epochs, each position
+  /// moves by at most positions_step pixels towards where its exit-wave
+  /// update says the object lies, and never more than positions_max_shift
+  /// pixels from the file's position.
+  bool refine_positions = false;
+  int positions_start = -1;          ///< first epoch (0-based) that refines; < 0: default (epochs / 5)
+  int positions_every = 1;           ///< epochs between refinements
+  double positions_step = 0.5;       ///< largest move of one refinement, pixels
+  double positions_max_shift = -1;   ///< largest move from the file's position, pixels; < 0: D / 4
 };
 
 /// Fills the "< 0 / 0 means default" fields of `o` for its solver and
