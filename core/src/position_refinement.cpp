@@ -69,10 +69,8 @@ PositionRefiner<T, ExecSpace>::PositionRefiner(ExecSpace const& space, LocalData
   // The pipeline's chunk (cache-sized on hosts), at most 64 positions on
   // devices: a pass of its own, not worth a batch's worth of waves.
   m_chunk = std::max(1, std::min(impl::pipeline_chunk<T>(space, D, modes, std::max(1, n)), 64));
-  m_model = std::make_unique<ForwardModel<T, ExecSpace>>(space, m_chunk, modes, D,
-                                                         plan_effort(options.fft_planner, D));
-  m_waves = ComplexView4<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::PositionRefiner::waves"),
-                                 m_chunk, modes, D, D);
+  // The model and its waves are made on the first refinement that needs a
+  // pass of its own (a solver that collects the sums needs none).
   m_sums = Kokkos::View<double* [5], Kokkos::LayoutRight, Mem>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::PositionRefiner::sums"), std::max(1, n));
   m_chunks = impl::index_chunks<Mem>(n, m_chunk);
@@ -87,19 +85,26 @@ PositionRefinementReport PositionRefiner<T, ExecSpace>::refine(ExecSpace const& 
                                                                State<T, ExecSpace> const& state,
                                                                Sync<T, ExecSpace>& sync,
                                                                std::vector<std::array<double, 2>>& positions,
-                                                               std::vector<std::array<double, 2>> const& reference) {
+                                                               std::vector<std::array<double, 2>> const& reference,
+                                                               bool sums_collected) {
   ScopedRegion region("ptyko::PositionRefiner::refine");
   int const n = data.local_frames(), D = data.detector();
-  PTYKO_ASSERT(state.probe.extent(0) == m_waves.extent(1), "refiner made for ", m_waves.extent(1),
-               " modes, the probe has ", state.probe.extent(0));
   // 1. Per position: the exit-wave update of the current object and probe,
   //    and the five sums of its shift.
-  int first = 0;
-  for (auto const& idx : m_chunks) {
-    int const B = int(idx.extent(0));
-    impl::exit_wave_update(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches());
-    position_shift_sums(space, B, state.probe, m_model->patches(), m_waves, m_sums, first);
-    first += B;
+  //    (Unless the solver's epoch collected them from its own waves.)
+  if (!sums_collected) {
+    if (!m_model) {
+      m_model = std::make_unique<ForwardModel<T, ExecSpace>>(space, m_chunk, int(state.probe.extent(0)), D,
+                                                             plan_effort(m_options.fft_planner, D));
+      m_waves = ComplexView4<T, Mem>(
+          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::PositionRefiner::waves"), m_chunk,
+          int(state.probe.extent(0)), D, D);
+    }
+    for (auto const& idx : m_chunks) {
+      int const B = int(idx.extent(0));
+      impl::exit_wave_update(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches());
+      position_shift_sums(space, B, state.probe, m_model->patches(), m_waves, m_sums, idx);
+    }
   }
   auto const sums = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_sums);  // device -> host: 5 sums per position
   auto h_pos = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), data.positions);  // device -> host: positions

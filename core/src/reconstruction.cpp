@@ -168,7 +168,17 @@ EpochReport Reconstruction<T, ExecSpace>::step() {
   for (int b : order) batches.push_back(&m_batches[b]);
   bool const update_probe = m_options.update_probe && epoch >= m_options.probe_update_start;
 
+  // Position refinement after this epoch: a solver that forms every
+  // position's exit-wave update anyway collects its sums as it goes.
+  bool const refine = m_options.refine_positions && epoch >= m_options.positions_start &&
+                      (epoch - m_options.positions_start) % m_options.positions_every == 0;
+  bool const collected = refine && m_solver->collects_position_sums();
+  if (refine && !m_refiner)
+    m_refiner = std::make_unique<PositionRefiner<T, ExecSpace>>(m_space, m_data, m_state.modes(), m_options);
+  if (collected) m_solver->collect_position_sums(m_refiner->sums());
+
   double cost = m_solver->epoch(m_space, m_data, m_state, batches, m_sync, update_probe);
+  if (collected) m_solver->collect_position_sums({});
   cost = m_sync.sum(cost) / double(m_data.global_frames);
 
   // Strategies that reconcile only now (approximate consensus) must do it
@@ -201,11 +211,8 @@ EpochReport Reconstruction<T, ExecSpace>::step() {
   }
   // Positions move after the epoch's updates (the object they are refined
   // against is the newest); the batches' tiles follow them.
-  if (m_options.refine_positions && epoch >= m_options.positions_start &&
-      (epoch - m_options.positions_start) % m_options.positions_every == 0) {
-    if (!m_refiner)
-      m_refiner = std::make_unique<PositionRefiner<T, ExecSpace>>(m_space, m_data, m_state.modes(), m_options);
-    auto const moved = m_refiner->refine(m_space, m_data, m_state, m_sync, m_positions, m_reference);
+  if (refine) {
+    auto const moved = m_refiner->refine(m_space, m_data, m_state, m_sync, m_positions, m_reference, collected);
     report.position_rms_move_px = moved.rms_move_px;
     report.position_max_move_px = moved.max_move_px;
     plan_batches();

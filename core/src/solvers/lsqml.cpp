@@ -259,6 +259,8 @@ class LSQML final : public Solver<T, ExecSpace> {
 
   std::string name() const override { return "lsqml"; }
 
+  bool collects_position_sums() const override { return true; }
+
   bool updates_isolated_positions(SolverOptions const& options, typename Base::SyncT const& sync) const override {
     return isolated_positions_apply(options, sync);
   }
@@ -304,7 +306,7 @@ class LSQML final : public Solver<T, ExecSpace> {
           batch->isolated > 0 ? m_sums.begin_isolated(space, state.probe, data.positions, idx, batch->isolated) : 0;
       // The step sums below read every position's waves and patches again.
       cost += gradient_sums(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches(), m_sums,
-                            update_probe, m_chunk, /*keep=*/true);
+                            update_probe, m_chunk, /*keep=*/true, this->m_position_sums);
       auto maxima = m_sums.reduce(space, sync, update_probe, isolated_max);
       // Search directions, in place of the sums.
       // The last read of the batch's weights: cleared behind the pass when

@@ -7,6 +7,7 @@
 #include <ptyko/core/solver.hpp>
 #include <ptyko/kernels/forward.hpp>
 #include <ptyko/kernels/fourier.hpp>
+#include <ptyko/kernels/position_gradient.hpp>
 
 #include <algorithm>
 
@@ -59,14 +60,18 @@ double exit_wave_update(ExecSpace const& space, ForwardModel<T, ExecSpace> const
 /// `idx` in chunks of `chunk` positions (pipeline_chunk). With `keep` every
 /// chunk's waves and patches stay in their batch slots (a solver that reads
 /// them again, LSQML); otherwise every chunk reuses the first slots, which
-/// are still in cache. Returns the batch's cost (blocking).
+/// are still in cache. With `position_sums` (not empty) each position's
+/// sums of position refinement are taken from the same waves and patches,
+/// while they are in cache (Solver::collect_position_sums). Returns the
+/// batch's cost (blocking).
 template <class T, class ExecSpace>
 double gradient_sums(ExecSpace const& space, ForwardModel<T, ExecSpace> const& model,
                      LocalData<T, ExecSpace> const& data, State<T, ExecSpace> const& state,
                      IndexView<typename ExecSpace::memory_space> const& idx, NoiseModel noise,
                      ComplexView4<T, typename ExecSpace::memory_space> const& waves,
                      ComplexView3<T, typename ExecSpace::memory_space> const& patches, UpdateSums<T, ExecSpace>& sums,
-                     bool update_probe, int chunk, bool keep) {
+                     bool update_probe, int chunk, bool keep,
+                     PositionSumsView<typename ExecSpace::memory_space> const& position_sums = {}) {
   using Mem = typename ExecSpace::memory_space;
   int const B = int(idx.extent(0));
   double cost = 0;
@@ -78,6 +83,7 @@ double gradient_sums(ExecSpace const& space, ForwardModel<T, ExecSpace> const& m
     ComplexView4<T, Mem> const w = Kokkos::subview(waves, slots, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
     ComplexView3<T, Mem> const p = Kokkos::subview(patches, slots, Kokkos::ALL, Kokkos::ALL);
     cost += exit_wave_update(space, model, data, state, part, noise, w, p);
+    if (position_sums.extent(0) > 0) position_shift_sums(space, n, state.probe, p, w, position_sums, part);
     sums.accumulate(space, state.probe, p, data.positions, part, w, update_probe, first);
   }
   return cost;

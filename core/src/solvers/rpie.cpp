@@ -19,6 +19,8 @@ class RPIE final : public Solver<T, ExecSpace> {
   explicit RPIE(std::string name) : m_name(std::move(name)) {}
   std::string name() const override { return m_name; }
 
+  bool collects_position_sums() const override { return true; }
+
   bool updates_isolated_positions(SolverOptions const& options, typename Base::SyncT const& sync) const override {
     return isolated_positions_apply(options, sync);
   }
@@ -64,7 +66,7 @@ class RPIE final : public Solver<T, ExecSpace> {
       else if (batch->isolated > 0)
         isolated_max = m_sums.begin_isolated(space, state.probe, data.positions, idx, batch->isolated);
       cost += gradient_sums(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches(), m_sums,
-                            update_probe, m_chunk, /*keep=*/false);
+                            update_probe, m_chunk, /*keep=*/false, this->m_position_sums);
       auto maxima = m_sums.reduce(space, sync, update_probe, isolated_max);
       if (!in_pipeline && batch->isolated > 0) {
         auto const kept = m_sums.kept_isolated(idx);

@@ -22,6 +22,7 @@
 #include <ptyko/core/state.hpp>
 #include <ptyko/core/sync.hpp>
 #include <ptyko/kernels/forward.hpp>
+#include <ptyko/kernels/position_gradient.hpp>
 #include <ptyko/kernels/types.hpp>
 
 #include <array>
@@ -49,18 +50,22 @@ class PositionRefiner {
   /// object pixels, indexed by data.frame_ids; the same vector on every
   /// rank afterwards). `reference` holds the file's positions (the same
   /// indexing): the limit of positions_max_shift is measured from them.
-  /// `tile_height` x `tile_width` is the rank's object tile. Collective.
+  /// With `sums_collected` the solver's epoch has filled sums() already
+  /// (Solver::collect_position_sums) and no pass of its own is made.
+  /// Collective.
   PositionRefinementReport refine(ExecSpace const& space, LocalData<T, ExecSpace> const& data,
                                   State<T, ExecSpace> const& state, Sync<T, ExecSpace>& sync,
                                   std::vector<std::array<double, 2>>& positions,
-                                  std::vector<std::array<double, 2>> const& reference);
+                                  std::vector<std::array<double, 2>> const& reference, bool sums_collected = false);
+  /// One row of sums per local frame, for a solver to fill.
+  PositionSumsView<Mem> const& sums() const { return m_sums; }
 
  private:
   SolverOptions m_options;
   int m_chunk = 1;
   std::unique_ptr<ForwardModel<T, ExecSpace>> m_model;
   ComplexView4<T, Mem> m_waves;
-  Kokkos::View<double* [5], Kokkos::LayoutRight, Mem> m_sums;
+  PositionSumsView<Mem> m_sums;
   std::vector<IndexView<Mem>> m_chunks;
 };
 

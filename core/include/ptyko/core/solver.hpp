@@ -8,6 +8,7 @@
 #include <ptyko/core/sync.hpp>
 #include <ptyko/kernels/fft.hpp>
 #include <ptyko/kernels/fourier.hpp>
+#include <ptyko/kernels/position_gradient.hpp>
 #include <ptyko/kernels/tiles.hpp>
 #include <ptyko/kernels/types.hpp>
 
@@ -128,9 +129,22 @@ class Solver {
   virtual bool updates_isolated_positions(SolverOptions const& /*options*/, SyncT const& /*sync*/) const {
     return false;
   }
+  /// Whether epoch() forms every position's exit-wave update from the
+  /// current object and probe, and can then collect the sums of position
+  /// refinement as it goes (collect_position_sums): rPIE/ePIE and LSQML.
+  virtual bool collects_position_sums() const { return false; }
+  /// The View (one row per local frame) that the following epochs fill with
+  /// the sums of position refinement (kernels/position_gradient.hpp); an
+  /// empty View stops it. Only for solvers that collects_position_sums().
+  void collect_position_sums(PositionSumsView<typename ExecSpace::memory_space> const& sums) {
+    m_position_sums = sums;
+  }
   /// The probe modes were recombined, new mode k = sum_m V(m, k) old mode m
   /// (V is M x M, row-major): solvers that keep per-mode state follow suit.
   virtual void modes_recombined(ExecSpace const&, std::vector<std::complex<double>> const& /*V*/) {}
+
+ protected:
+  PositionSumsView<typename ExecSpace::memory_space> m_position_sums;  ///< collect_position_sums
 };
 
 /// Names accepted by make_solver, in the order shown to users.

@@ -22,6 +22,10 @@
 
 namespace ptyko {
 
+/// Per position, its five sums (Ayy, Axx, Axy, by, bx).
+template <class Mem>
+using PositionSumsView = Kokkos::View<double* [5], Kokkos::LayoutRight, Mem>;
+
 /// The five sums of one position (Ayy, Axx, Axy, by, bx).
 struct PositionShiftSums {
   double v[5];
@@ -75,7 +79,7 @@ KOKKOS_INLINE_FUNCTION void add_shift_terms(Complex<T> const& p, Complex<T> cons
 template <class ExecSpace, class T, class Mem>
 void position_shift_sums_rows(ExecSpace const& space, int B, ComplexView3<T, Mem> const& P,
                               ComplexView3<T, Mem> const& S, ComplexView4<T, Mem> const& X,
-                              Kokkos::View<double* [5], Kokkos::LayoutRight, Mem> const& sums, int first) {
+                              PositionSumsView<Mem> const& sums, IndexView<Mem> const& idx) {
   int const M = int(P.extent(0)), D = int(P.extent(1));
   Kokkos::parallel_for(
       "ptyko::position_shift_sums", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, B),
@@ -109,32 +113,33 @@ void position_shift_sums_rows(ExecSpace const& space, int B, ComplexView3<T, Mem
         for (int q = 0; q < 5; ++q) {
           double t = 0;
           for (int k = 0; k < lanes; ++k) t += acc[q * lanes + k];
-          sums(first + b, q) = t;
+          sums(idx(b), q) = t;
         }
       });
 }
 
-/// out(first + b, 0..4) = the sums above for positions b < B, from the
-/// probe (M, D, D), the patches S_b O (B, D, D) and the exit-wave updates
-/// delta (B, M, D, D). Devices: one team per position; hosts:
-/// position_shift_sums_rows. Non-blocking.
+/// out(idx(b), 0..4) = the sums above for positions b < B (idx: their
+/// local frames), from the probe (M, D, D), the patches S_b O (B, D, D) and
+/// the exit-wave updates delta (B, M, D, D). Devices: one team per
+/// position; hosts: position_shift_sums_rows. Non-blocking.
 template <class ExecSpace, class T, class Mem>
 void position_shift_sums(ExecSpace const& space, int B, ComplexView3<T, Mem> const& probe,
                          ComplexView3<T, Mem> const& patches, ComplexView4<T, Mem> const& delta,
-                         Kokkos::View<double* [5], Kokkos::LayoutRight, Mem> const& out, int first = 0) {
+                         PositionSumsView<Mem> const& out, IndexView<Mem> const& idx) {
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   using Member = typename Policy::member_type;
   int const M = int(probe.extent(0)), D = int(probe.extent(1));
-  PTYKO_ASSERT(int(patches.extent(0)) >= B && int(delta.extent(0)) >= B && int(out.extent(0)) >= first + B &&
+  PTYKO_ASSERT(int(patches.extent(0)) >= B && int(delta.extent(0)) >= B && int(idx.extent(0)) >= B &&
                    int(delta.extent(1)) == M,
                "position_shift_sums: buffers do not fit ", B, " positions of ", M, " modes");
   if constexpr (is_host_space_v<ExecSpace>) {
-    position_shift_sums_rows(space, B, probe, patches, delta, out, first);
+    position_shift_sums_rows(space, B, probe, patches, delta, out, idx);
   } else {
     auto P = probe;
     auto S = patches;
     auto X = delta;
     auto sums = out;
+    auto index = idx;
     Kokkos::parallel_for(
         "ptyko::position_shift_sums", Policy(space, B, Kokkos::AUTO), KOKKOS_LAMBDA(Member const& team) {
           int const b = team.league_rank();
@@ -148,7 +153,7 @@ void position_shift_sums(ExecSpace const& space, int B, ComplexView3<T, Mem> con
               },
               Kokkos::Sum<PositionShiftSums>(total));
           Kokkos::single(Kokkos::PerTeam(team), [&]() {
-            for (int q = 0; q < 5; ++q) sums(first + b, q) = total.v[q];
+            for (int q = 0; q < 5; ++q) sums(index(b), q) = total.v[q];
           });
         });
   }
