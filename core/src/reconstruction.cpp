@@ -209,8 +209,9 @@ EpochReport Reconstruction<T, ExecSpace>::step() {
     double const sum = std::accumulate(powers.begin(), powers.end(), 0.0);
     for (double p : powers) report.mode_power_fractions.push_back(sum > 0 ? p / sum : 0);
   }
-  // Positions move after the epoch's updates (the object they are refined
-  // against is the newest); the batches' tiles follow them.
+  // Positions move after the epoch (against the newest object, or, with
+  // sums the solver collected, each batch's object as it was updated); the
+  // batches' tiles follow them.
   if (refine) {
     auto const moved = m_refiner->refine(m_space, m_data, m_state, m_sync, m_positions, m_reference, collected);
     report.position_rms_move_px = moved.rms_move_px;
