@@ -27,6 +27,8 @@ void add_info(CLI::App& app, Action& action) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--crop-centre-y", crop->centre_y, "With --crop: row of the beam in the stored frames");
   cmd->add_option("--crop-centre-x", crop->centre_x, "With --crop: column of the beam in the stored frames");
+  cmd->add_flag("--find-beam", crop->find_beam,
+                "Centre the window on the direct beam found in the frames (with or without --crop)");
   cmd->add_option("--bin", crop->bin, "Describe the frames with B x B pixels summed into one")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--mask", mask->spec, "Add the detector mask of FILE[:DATASET] (HDF5; nonzero = bad pixel)");
@@ -34,6 +36,8 @@ void add_info(CLI::App& app, Action& action) {
   cmd->callback([&action, path, conv, crop, mask] {
     PTYKO_REQUIRE(crop->size > 0 || (!crop->centre_y && !crop->centre_x),
                   "--crop-centre-y/-x place the --crop window: give --crop N too");
+    PTYKO_REQUIRE(!crop->find_beam || (!crop->centre_y && !crop->centre_x),
+                  "--find-beam and --crop-centre-y/-x both place the window: give one of them");
     action = [path, conv, crop, mask](parallel::Environment& env) {
       if (env.rank() == 0) fmt::print("{}", format_summary(summarize_cxi(*path, *conv, *crop, *mask)));
       return 0;

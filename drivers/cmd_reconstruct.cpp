@@ -394,6 +394,13 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
                            input, layout.info.stored_ny, layout.info.stored_nx, layout.info.ny * layout.info.bin,
                            layout.info.nx * layout.info.bin, layout.info.ny * layout.info.bin));
     warn_detector_placement(log, input, layout.info);
+    if (layout.info.beam_found)
+      log.info(fmt::format("reconstruct: {}: the beam found at stored pixel (y, x) = ({}, {}): reading the {} x {} "
+                           "window around it (--crop {} --crop-centre-y {} --crop-centre-x {})",
+                           input, (*layout.info.beam_found)[0], (*layout.info.beam_found)[1],
+                           layout.info.ny * layout.info.bin, layout.info.nx * layout.info.bin,
+                           layout.info.ny * layout.info.bin, (*layout.info.beam_found)[0],
+                           (*layout.info.beam_found)[1]));
     resolve_solver_defaults(resolved, layout.info.frames);  // e.g. a batch larger than the frames
     if (!job.resume.empty()) {
       checkpoint = read_checkpoint(job.resume);

@@ -281,6 +281,10 @@ std::vector<OptionDef> const& options() {
     t.push_back(option("", "crop_centre_x", "--crop-centre-x",
         "With --crop: column of the beam in the stored frames (default: columns / 2)",
         [](RunConfig& c) -> auto& { return c.load.crop.centre_x; }, Flag::none, "515"));
+    t.push_back(option("", "find_beam", "--find-beam",
+        "Centre the frames (the --crop window; without --crop the largest square the frames hold) on the "
+        "direct beam found in them, instead of the frames' centre",
+        [](RunConfig& c) -> auto& { return c.load.crop.find_beam; }, Flag::sets_true));
     t.push_back(option("", "bin", "--bin",
         "Sum B x B detector pixels into one (after --crop, which B must divide; oversampled data)",
         [](RunConfig& c) -> auto& { return c.load.crop.bin; }));
@@ -584,6 +588,8 @@ void finish_run_config(RunConfig& c) {
   PTYKO_REQUIRE(!c.mask_above || *c.mask_above > 0, "--mask-above must be > 0 counts, got ", c.mask_above.value_or(0));
   PTYKO_REQUIRE(c.load.crop.size > 0 || (!c.load.crop.centre_y && !c.load.crop.centre_x),
                 "--crop-centre-y/-x place the --crop window: give --crop N too");
+  PTYKO_REQUIRE(!c.load.crop.find_beam || (!c.load.crop.centre_y && !c.load.crop.centre_x),
+                "--find-beam and --crop-centre-y/-x both place the window: give one of them");
   c.solver.batch_size = c.batch_size.value_or(0);
   c.solver.alpha = c.alpha.value_or(-1);
   c.solver.beta = c.beta.value_or(-1);

@@ -309,6 +309,95 @@ View contiguous(View const& v) {
   return copy;
 }
 
+// The direct beam in stored pixels (CxiInfo::beam_found): the mean of up to
+// 32 frames spread over the scan (the file's bad pixels left out), cleared
+// of hot pixels by a 3 x 3 median, its brightest spot after a box sum over
+// (2 r + 1)^2 pixels, then the centre of the half-maximum region around it,
+// rounded to a pixel.
+std::array<int, 2> find_beam(h5::File const& f, std::string const& data, CxiInfo const& info) {
+  int const ny = info.stored_ny, nx = info.stored_nx;
+  std::size_t const pixels = std::size_t(ny) * nx;
+  std::vector<double> mean(pixels, 0.0);
+  std::vector<char> bad(pixels, 0);
+  if (h5::exists(f, k_mask) && is_frame_shaped(h5::shape(f, k_mask), ny, nx)) {
+    auto const m = h5::read<double>(f, k_mask);
+    for (std::size_t p = 0; p < pixels; ++p) bad[p] = m[p] != 0;
+  }
+  std::size_t const count = std::min<std::size_t>(info.frames, 32);
+  std::vector<float> frame(pixels);
+  for (std::size_t k = 0; k < count; ++k) {
+    h5::read_rows(f, data, {k * info.frames / count}, frame.data());
+    for (std::size_t p = 0; p < pixels; ++p)
+      if (!bad[p] && std::isfinite(frame[p]) && frame[p] > 0) mean[p] += frame[p];
+  }
+  // A 3 x 3 median first: hot pixels (alone or in pairs) weigh nothing,
+  // while the beam's spot, many pixels wide, stays.
+  {
+    std::vector<double> median(pixels);
+    double v[9];
+    for (int y = 0; y < ny; ++y)
+      for (int x = 0; x < nx; ++x) {
+        int k = 0;
+        for (int i = std::max(0, y - 1); i <= std::min(ny - 1, y + 1); ++i)
+          for (int j = std::max(0, x - 1); j <= std::min(nx - 1, x + 1); ++j) v[k++] = mean[std::size_t(i) * nx + j];
+        std::nth_element(v, v + k / 2, v + k);
+        median[std::size_t(y) * nx + x] = v[k / 2];
+      }
+    mean.swap(median);
+  }
+  // Box sums from the summed-area table.
+  std::vector<double> area(std::size_t(ny + 1) * (nx + 1), 0.0);
+  for (int y = 0; y < ny; ++y)
+    for (int x = 0; x < nx; ++x)
+      area[std::size_t(y + 1) * (nx + 1) + x + 1] = mean[std::size_t(y) * nx + x] + area[std::size_t(y) * (nx + 1) + x + 1] +
+                                                   area[std::size_t(y + 1) * (nx + 1) + x] - area[std::size_t(y) * (nx + 1) + x];
+  int const r = std::max(2, std::min(ny, nx) / 32);
+  auto box = [&](int y, int x) {
+    int const y0 = std::max(0, y - r), y1 = std::min(ny, y + r + 1), x0 = std::max(0, x - r), x1 = std::min(nx, x + r + 1);
+    return area[std::size_t(y1) * (nx + 1) + x1] - area[std::size_t(y0) * (nx + 1) + x1] -
+           area[std::size_t(y1) * (nx + 1) + x0] + area[std::size_t(y0) * (nx + 1) + x0];
+  };
+  int by = ny / 2, bx = nx / 2;
+  double best = -1;
+  for (int y = 0; y < ny; ++y)
+    for (int x = 0; x < nx; ++x)
+      if (double const b = box(y, x); b > best) {
+        best = b;
+        by = y;
+        bx = x;
+      }
+  PTYKO_REQUIRE(best > 0, info.path, ": --find-beam: the frames hold no counts to find the beam in");
+  // The centre of the bright spot around it: the pixels connected to it
+  // that reach half its (median-filtered) brightness, each counted once (a
+  // flat-topped spot, a pupil's far field, has no single brightest point;
+  // a peaked one's half-maximum region sits on its peak).
+  double const half = 0.5 * mean[std::size_t(by) * nx + bx];
+  std::vector<char> seen(pixels, 0);
+  std::vector<std::size_t> stack{std::size_t(by) * nx + bx};
+  seen[stack.back()] = 1;
+  double n = 0, my = 0, mx = 0;
+  while (!stack.empty()) {
+    std::size_t const p = stack.back();
+    stack.pop_back();
+    int const y = int(p / nx), x = int(p % nx);
+    n += 1;
+    my += y;
+    mx += x;
+    int const next[4][2] = {{y - 1, x}, {y + 1, x}, {y, x - 1}, {y, x + 1}};
+    for (auto const& q : next) {
+      if (q[0] < 0 || q[0] >= ny || q[1] < 0 || q[1] >= nx) continue;
+      std::size_t const k = std::size_t(q[0]) * nx + q[1];
+      if (!seen[k] && mean[k] >= half) {
+        seen[k] = 1;
+        stack.push_back(k);
+      }
+    }
+  }
+  by = int(std::lround(my / n));
+  bx = int(std::lround(mx / n));
+  return {by, bx};
+}
+
 // The detector's orientation (basis_vectors) and the direct beam's place on
 // it (corner_position), with the pixel sizes the basis gives where the file
 // has no x_pixel_size / y_pixel_size (cdtools, and the specification, make
@@ -391,7 +480,7 @@ std::array<double, 2> CxiInfo::stored_position(double y, double x) const {
 
 // ------------------------------------------------------------------ readers
 
-CxiInfo cxi_inspect(std::string const& path, FrameCrop const& crop) {
+CxiInfo cxi_inspect(std::string const& path, FrameCrop const& requested) {
   CxiInfo info;
   info.path = path;
   auto f = h5::File::open_read(path);
@@ -413,6 +502,23 @@ CxiInfo cxi_inspect(std::string const& path, FrameCrop const& crop) {
   info.frames = dims[0];
   info.stored_ny = info.ny = int(dims[1]);
   info.stored_nx = info.nx = int(dims[2]);
+  FrameCrop crop = requested;
+  if (crop.find_beam) {
+    PTYKO_REQUIRE(!crop.centre_y && !crop.centre_x, path,
+                  ": --find-beam and --crop-centre-y/-x both place the window: give one of them");
+    auto const beam = find_beam(f, data, info);
+    info.beam_found = beam;
+    crop.centre_y = beam[0];
+    crop.centre_x = beam[1];
+    if (crop.size == 0) {
+      // The largest square around the beam that the frames hold, a
+      // multiple of 2 bin pixels.
+      int const half = std::min({beam[0], beam[1], info.stored_ny - beam[0], info.stored_nx - beam[1]});
+      crop.size = 2 * half / (2 * crop.bin) * (2 * crop.bin);
+      PTYKO_REQUIRE(crop.size > 0, path, ": the beam found at stored pixel (y, x) = (", beam[0], ", ", beam[1],
+                    ") is on the frames' edge: give --crop-centre-y/-x");
+    }
+  }
   if (crop.size == 0 && info.stored_ny != info.stored_nx) {
     // Oblong frames (a detector of several modules): the largest square
     // around their centre, a multiple of 2 bin pixels, unless a crop is

@@ -115,6 +115,9 @@ std::string format_summary(DatasetSummary const& s) {
                               : fmt::format(" ({}{}:{}{})", i.has_mask ? "the file's and " : "", i.mask_file,
                                             i.mask_dataset, i.mask_invert ? ", inverted" : "");
   line("mask", fmt::format("{:.2f} % of pixels measured{}", 100 * s.mask_coverage, sources));
+  if (i.beam_found)
+    line("beam (found)", fmt::format("(y, x) = ({}, {}) of the stored frames: the window is centred there",
+                                     (*i.beam_found)[0], (*i.beam_found)[1]));
   if (i.beam_from_corner)
     line("beam (corner_position)", fmt::format("(y, x) = ({:.1f}, {:.1f}) of the stored frames",
                                                 (*i.beam_from_corner)[0], (*i.beam_from_corner)[1]));

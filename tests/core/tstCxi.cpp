@@ -616,6 +616,63 @@ TEST_F(Cxi, TurnedAndUnusableBasesAndTheBeamFromTheCorner) {
   expect_user_error([&] { cxi_inspect(path); }, path, {"corner_position", "2 values"});
 }
 
+// --find-beam: a diffraction pattern centred off the frames' centre, on a
+// floor of counts, with a hot pixel brighter than the beam and a masked
+// pixel brighter still; the window is centred on the pattern.
+TEST_F(Cxi, FindBeamCentresTheWindowOnTheDirectBeam) {
+  Builder b;
+  std::size_t const ny = 40, nx = 56;
+  int const cy = 23, cx = 31;
+  b.n = 5;
+  b.translations.assign(b.n * 3, 0.0);
+  b.frames.assign(b.n * ny * nx, 0.f);
+  std::vector<std::uint32_t> bad(ny * nx, 0);
+  bad[5 * nx + 5] = 1;
+  for (std::size_t f = 0; f < b.n; ++f)
+    for (int y = 0; y < int(ny); ++y)
+      for (int x = 0; x < int(nx); ++x) {
+        // A disc of radius 6 (a pupil's far field) with a weaker ring, and
+        // a floor of 3 counts.
+        double const r = std::hypot(y - cy, x - cx);
+        b.frames[(f * ny + y) * nx + x] = float(3 + (r <= 6 ? 500 : 0) + (r > 9 && r < 11 ? 40 : 0));
+      }
+  for (std::size_t f = 0; f < b.n; ++f) {
+    b.frames[(f * ny + 2) * nx + 50] = 60000.f;  // hot
+    b.frames[(f * ny + 5) * nx + 5] = 1e9f;      // masked
+  }
+  auto const path = file("offcentre.cxi");
+  auto write = [&] {
+    auto f = h5::File::create(path);
+    h5::write(f, k_detector_data, b.frames.data(), {b.n, ny, nx}, {}, "float32");
+    h5::write(f, k_translation, b.translations.data(), {b.n, 3});
+    h5::write_scalar(f, k_energy, 1.2817e-15);
+    h5::write_scalar(f, k_distance, 3.0);
+    h5::write_scalar(f, k_pixel_x, 75e-6);
+    h5::write(f, k_mask, bad.data(), {ny, nx});
+    f.close();
+  };
+  write();
+  FrameCrop crop;
+  crop.size = 16;
+  crop.find_beam = true;
+  CxiInfo info = cxi_inspect(path, crop);
+  ASSERT_TRUE(info.beam_found.has_value());
+  EXPECT_EQ((*info.beam_found)[0], cy);
+  EXPECT_EQ((*info.beam_found)[1], cx);
+  EXPECT_EQ(info.window_y, cy - 8);
+  EXPECT_EQ(info.window_x, cx - 8);
+  // Without a size: the largest square around the beam (rows 23 - 17 to
+  // 23 + 16: 34 pixels).
+  crop.size = 0;
+  info = cxi_inspect(path, crop);
+  EXPECT_EQ(info.ny, 34);
+  EXPECT_EQ(info.window_y, cy - 17);
+  EXPECT_EQ(info.window_x, cx - 17);
+  // A given centre and --find-beam contradict each other.
+  crop.centre_y = 20;
+  expect_user_error([&] { cxi_inspect(path, crop); }, path, {"--find-beam", "--crop-centre-y/-x"});
+}
+
 // ------------------------------------------------------------------ broken files
 
 TEST_F(Cxi, MissingNotHdf5AndTruncatedFiles) {

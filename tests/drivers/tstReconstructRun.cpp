@@ -212,6 +212,11 @@ TEST_F(Run, CropOfOblongFramesMatchesTheSquareFile) {
   ok(with({"reconstruct", "scan.cxi", "-o", "square2.h5"}, quick), 2);
   ok(with(with({"reconstruct", "oblong.cxi", "-o", "cropped2.h5"}, quick), crop), 2);
   expect_same_result(file("cropped2.h5"), file("square2.h5"), 0.0);
+  // The beam found in the frames (--find-beam): the same window, the same run.
+  Outcome const found = ok(with(with({"reconstruct", "oblong.cxi", "-o", "found.h5"}, quick), {"--crop", "16", "--find-beam"}));
+  expect_same_result(file("found.h5"), file("square.h5"), 0.0);
+  std::string const found_info = ok(with({"info", "oblong.cxi"}, {"--crop", "16", "--find-beam"})).out;
+  EXPECT_TRUE(contains(found_info, "(y, x) = (11, 17) of the stored frames: the window is centred there")) << found_info;
   // Centred on the frames instead (row 11, column 15): other pixels, another result.
   ok(with({"reconstruct", "oblong.cxi", "-o", "centred.h5", "--crop", "16"}, quick));
   EXPECT_GT(relative_difference(read_result(file("centred.h5")).object, read_result(file("square.h5")).object), 0.1);

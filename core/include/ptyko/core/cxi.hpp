@@ -39,6 +39,10 @@ struct FrameCrop {
   int size = 0;                     ///< 0: the whole frames (which must then be square)
   std::optional<int> centre_y, centre_x;  ///< stored pixels; absent: ny / 2, nx / 2
   int bin = 1;                      ///< stored pixels per frame pixel along each axis; divides the size
+  /// Centre the window on the direct beam as found in the frames
+  /// (CxiInfo::beam_found) instead of a given centre; without a size, the
+  /// largest square around it that the frames hold.
+  bool find_beam = false;
 };
 
 /// FILE or FILE:DATASET, as --mask and --probe take them: the file and the
@@ -78,6 +82,11 @@ struct CxiInfo {
   /// places it; absent without one. ptyko assumes the beam at the window's
   /// centre and only reports this (a frame may be re-centred with --crop).
   std::optional<std::array<double, 2>> beam_from_corner;
+  /// The direct beam in stored pixels (y, x) as found in the frames
+  /// (FrameCrop::find_beam): the brightest spot of the mean of up to 32
+  /// frames spread over the scan, smoothed so that single hot pixels do not
+  /// count, then the intensity centroid around it, rounded.
+  std::optional<std::array<int, 2>> beam_found;
   bool has_mask = false;        ///< the file has a mask
   std::string mask_file, mask_dataset;  ///< a mask from another file (cxi_add_mask_file); empty: none
   bool mask_invert = false;     ///< that mask marks measured pixels nonzero
