@@ -122,8 +122,10 @@ void Reconstruction<T, ExecSpace>::plan_batches() {
   for (std::size_t i = 0; i < m_data.frame_ids.size(); ++i) local_of[m_data.frame_ids[i]] = int(i);
   int const H = int(m_state.object.extent(0)), W = int(m_state.object.extent(1)), D = m_data.detector();
   std::vector<std::array<double, 2>> centres;
-  m_batches.clear();
-  for (auto const& g : m_global) {
+  bool const again = !m_batches.empty();  // after a position refinement: update the batches in place
+  m_batches.resize(m_global.size());
+  for (std::size_t batch = 0; batch < m_global.size(); ++batch) {
+    auto const& g = m_global[batch];
     // Tiles reached by any rank's positions of the batch, in this rank's
     // object coordinates: the sums of the batch are zero elsewhere. When
     // the solver updates isolated positions itself, they go last and out
@@ -142,18 +144,28 @@ void Reconstruction<T, ExecSpace>::plan_batches() {
       auto it = local_of.find(std::size_t(g[k]));
       if (it != local_of.end()) (isolated[k] ? mine_isolated : mine).push_back(it->second);
     }
-    LocalBatch<ExecSpace> b;
+    // Again (positions refined): the same frames, so the index View is
+    // rewritten in place, and the tile list is made anew only where the
+    // tiles changed (moves of a fraction of a pixel rarely cross a tile's
+    // edge): no allocation per batch and refinement.
+    LocalBatch<ExecSpace>& b = m_batches[batch];
     b.global_size = int(g.size());
     b.isolated = int(mine_isolated.size());
     mine.insert(mine.end(), mine_isolated.begin(), mine_isolated.end());
-    b.local = IndexView<typename ExecSpace::memory_space>(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::Reconstruction::batch"), mine.size());
+    if (!again)
+      b.local = IndexView<typename ExecSpace::memory_space>(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::Reconstruction::batch"), mine.size());
+    PTYKO_ASSERT(b.local.extent(0) == mine.size(), "batch of ", mine.size(), " local frames, was ",
+                 b.local.extent(0));
     auto h = Kokkos::create_mirror_view(b.local);
     for (std::size_t k = 0; k < mine.size(); ++k) h(k) = mine[k];
     Kokkos::deep_copy(b.local, h);  // host -> device: batch indices, once per run (and per position refinement)
-    b.tiles = make_mirrored_tile_list<typename ExecSpace::memory_space>(footprint_tiles(summed_centres, D, H, W),
-                                                                        "ptyko::Reconstruction::batch_tiles");
-    m_batches.push_back(b);
+    auto const origins = footprint_tiles(summed_centres, D, H, W);
+    bool same = again && b.tiles.host.extent(0) == origins.size();
+    for (std::size_t k = 0; same && k < origins.size(); ++k)
+      same = b.tiles.host(k, 0) == origins[k][0] && b.tiles.host(k, 1) == origins[k][1];
+    if (!same)
+      b.tiles = make_mirrored_tile_list<typename ExecSpace::memory_space>(origins, "ptyko::Reconstruction::batch_tiles");
   }
 }
 
