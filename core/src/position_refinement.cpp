@@ -131,10 +131,7 @@ PositionRefinementReport PositionRefiner<T, ExecSpace>::refine(ExecSpace const& 
     std::size_t const id = data.frame_ids[std::size_t(f)];
     ref[f] = {reference[id][0] - state.tile_y, reference[id][1] - state.tile_x};
     target[f] = {double(h_pos(f, 0)) + move[0], double(h_pos(f, 1)) + move[1]};
-    double const ry = reference[id][0], rx = reference[id][1];
-    double const dy = target[f][0] - ref[f][0], dx = target[f][1] - ref[f][1];
-    double const terms[12] = {ry * ry, ry * rx, rx * rx, ry, rx, 1, dy * ry, dy * rx, dy, dx * ry, dx * rx, dx};
-    for (int q = 0; q < 12; ++q) fit[q] += terms[q];
+    add_affine_sample(fit, reference[id], {target[f][0] - ref[f][0], target[f][1] - ref[f][1]});
   }
   sync.sum(fit, 12);
   auto const affine = fit_affine(fit);

@@ -99,9 +99,7 @@ class PositionRefinement : public ::testing::Test {
     for (int n = 0; n < N; ++n) {
       truth[n] = t.positions_px[n];
       error[n] = {noise(gen), noise(gen)};
-      double const ry = truth[n][0], rx = truth[n][1], dy = error[n][0], dx = error[n][1];
-      double const terms[12] = {ry * ry, ry * rx, rx * rx, ry, rx, 1, dy * ry, dy * rx, dy, dx * ry, dx * rx, dx};
-      for (int q = 0; q < 12; ++q) sums[q] += terms[q];
+      add_affine_sample(sums, truth[n], error[n]);
     }
     auto const a = fit_affine(sums);
     data.positions = PositionView<double, Mem>("positions", N);

@@ -47,9 +47,7 @@ class RefinePositions : public DriverTest {
     double sums[12] = {};
     for (std::size_t n = 0; n < N; ++n) {
       error[n] = {noise(gen), noise(gen)};
-      double const ry = m_truth[n][0], rx = m_truth[n][1], ey = error[n][0], ex = error[n][1];
-      double const terms[12] = {ry * ry, ry * rx, rx * rx, ry, rx, 1, ey * ry, ey * rx, ey, ex * ry, ex * rx, ex};
-      for (int q = 0; q < 12; ++q) sums[q] += terms[q];
+      add_affine_sample(sums, m_truth[n], error[n]);
     }
     auto const a = fit_affine(sums);
     for (std::size_t n = 0; n < N; ++n) {

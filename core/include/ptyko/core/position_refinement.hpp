@@ -75,6 +75,14 @@ class PositionRefiner {
 /// featureless patch does not move), shortened to at most `max_step`.
 std::array<double, 2> position_shift(double const sums[5], double max_step);
 
+/// Adds one position r = (y, x) and its displacement d = (dy, dx) to the
+/// sums fit_affine reads.
+inline void add_affine_sample(double sums[12], std::array<double, 2> const& r, std::array<double, 2> const& d) {
+  double const ry = r[0], rx = r[1], dy = d[0], dx = d[1];
+  double const terms[12] = {ry * ry, ry * rx, rx * rx, ry, rx, 1, dy * ry, dy * rx, dy, dx * ry, dx * rx, dx};
+  for (int q = 0; q < 12; ++q) sums[q] += terms[q];
+}
+
 /// The least-squares affine map d = A r + b of displacements d on
 /// positions r, from the sums (ry^2, ry rx, rx^2, ry, rx, n, dy ry, dy rx,
 /// dy, dx ry, dx rx, dx): (A00, A01, b0, A10, A11, b1), rows y then x.
