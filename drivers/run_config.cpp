@@ -360,7 +360,7 @@ std::vector<OptionDef> const& options() {
         "With --refine-positions: first epoch (from 0) that refines (default: epochs / 5, after the probe's start)",
         [](RunConfig& c) -> auto& { return c.solver.positions_start; }, Flag::none, "20"));
     t.push_back(option("positions", "refine_every", "--refine-every",
-        "With --refine-positions: epochs between refinements (each costs about half an LSQML epoch)",
+        "With --refine-positions: epochs between refinements (each adds a third of an rPIE or LSQML epoch, or a pass of about one LSQML epoch for DM and RAAR)",
         [](RunConfig& c) -> auto& { return c.solver.positions_every; }));
     t.push_back(option("positions", "refine_step", "--refine-step",
         "With --refine-positions: largest move of one refinement, object pixels",
