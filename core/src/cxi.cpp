@@ -2,6 +2,8 @@
 // programs write (integer detectors, soft links, (3, N) translations, scalars
 // of shape () or (1,)); each problem is one UserError naming the file and the
 // dataset, and saying what to do.
+#include "cxi_units.hpp"
+
 #include <ptyko/core/cxi.hpp>
 #include <ptyko/core/detector_orientation.hpp>
 #include <ptyko/core/hdf5.hpp>
@@ -24,6 +26,11 @@ constexpr char const* k_translation = "/entry_1/sample_1/geometry_1/translation"
 constexpr char const* k_data_translation = "/entry_1/data_1/translation";
 constexpr char const* k_energy = "/entry_1/instrument_1/source_1/energy";
 constexpr char const* k_wavelength = "/entry_1/instrument_1/source_1/wavelength";
+// The photon energy where NeXus (NXcxi_ptycho, whose source_1/energy is the
+// storage ring's) and CXI's Beam class keep it; preferred when present.
+constexpr char const* k_beam_energy = "/entry_1/instrument_1/beam_1/energy";
+constexpr char const* k_beam_incident_energy = "/entry_1/instrument_1/beam_1/incident_energy";
+constexpr char const* k_beam_wavelength = "/entry_1/instrument_1/beam_1/incident_wavelength";
 constexpr char const* k_distance = "/entry_1/instrument_1/detector_1/distance";
 constexpr char const* k_pixel_x = "/entry_1/instrument_1/detector_1/x_pixel_size";
 constexpr char const* k_pixel_y = "/entry_1/instrument_1/detector_1/y_pixel_size";
@@ -71,8 +78,9 @@ std::string find_first(h5::File const& f, std::initializer_list<char const*> can
 }
 
 // A single number that may be stored as shape (), (1,) or, as some
-// beamlines do, repeated once per frame.
-std::optional<double> read_optional_scalar(h5::File const& f, char const* path) {
+// beamlines do, repeated once per frame; in SI units (its units attribute
+// applied).
+std::optional<double> read_optional_scalar(h5::File const& f, char const* path, impl::Quantity q) {
   if (!h5::exists(f, path)) return std::nullopt;
   std::string const type = h5::type_name(f, path);
   PTYKO_REQUIRE(is_real_number_type(type), f.name(), ": ", path, " holds ", type,
@@ -88,7 +96,7 @@ std::optional<double> read_optional_scalar(h5::File const& f, char const* path) 
     PTYKO_REQUIRE(x == v[0], f.name(), ": ", path, " holds ", n,
                   " different values; ptyko needs a single value for the whole scan");
   }
-  return v[0];
+  return v[0] * impl::unit_factor(f, path, q);
 }
 
 // How the translations are laid out: (N, 3), (N, 2) or transposed (3, N).
@@ -407,7 +415,9 @@ void read_detector_placement(h5::File const& f, CxiInfo& info) {
   if (h5::exists(f, k_basis)) {
     require_numeric(f, k_basis, false);
     std::vector<std::size_t> dims;
-    auto const values = h5::read<double>(f, k_basis, &dims);
+    auto values = h5::read<double>(f, k_basis, &dims);
+    double const metres = impl::unit_factor(f, k_basis, impl::Quantity::length);
+    for (double& v : values) v *= metres;
     info.orientation = orientation_from_basis(values, dims, info.path + ": " + k_basis);
     if (!info.pixel_size_x_m) info.pixel_size_x_m = info.orientation.pixel_x_m;
     if (!info.pixel_size_y_m) info.pixel_size_y_m = info.orientation.pixel_y_m;
@@ -422,7 +432,8 @@ void read_detector_placement(h5::File const& f, CxiInfo& info) {
   }
   if (!h5::exists(f, k_corner)) return;
   require_numeric(f, k_corner, false);
-  auto const corner = h5::read<double>(f, k_corner);
+  auto corner = h5::read<double>(f, k_corner);
+  for (double& c : corner) c *= impl::unit_factor(f, k_corner, impl::Quantity::length);
   PTYKO_REQUIRE(corner.size() == 3, info.path, ": ", k_corner, " holds ", corner.size(),
                 " values; expected the (x, y, z) of the first pixel's corner in metres");
   for (double c : corner)
@@ -436,16 +447,18 @@ void read_detector_placement(h5::File const& f, CxiInfo& info) {
 
 Geometry CxiInfo::geometry() const {
   Geometry g;
+  std::string const& wpath = wavelength_path.empty() ? std::string(k_wavelength) : wavelength_path;
+  std::string const& epath = energy_path.empty() ? std::string(k_energy) : energy_path;
   if (wavelength_m) {
-    PTYKO_REQUIRE(*wavelength_m > 0, path, ": ", k_wavelength, " is ", *wavelength_m,
+    PTYKO_REQUIRE(*wavelength_m > 0, path, ": ", wpath, " is ", *wavelength_m,
                   " m: it must be a positive wavelength in metres");
     g.wavelength_m = *wavelength_m;
   } else if (energy_joule) {
-    PTYKO_REQUIRE(*energy_joule > 0, path, ": ", k_energy, " is ", *energy_joule,
+    PTYKO_REQUIRE(*energy_joule > 0, path, ": ", epath, " is ", *energy_joule,
                   " J: it must be a positive energy in joules");
-    PTYKO_REQUIRE(*energy_joule <= k_max_energy_joule, path, ": ", k_energy, " is ", *energy_joule,
-                  " J, far too high: CXI stores the energy in joules (8 keV is 1.2817e-15 J); if the "
-                  "file holds eV, multiply by 1.602176634e-19");
+    PTYKO_REQUIRE(*energy_joule <= k_max_energy_joule, path, ": ", epath, " is ", *energy_joule,
+                  " J, far too high for a photon: CXI stores the energy in joules (8 keV is 1.2817e-15 J); if the "
+                  "file holds eV, multiply by 1.602176634e-19 or give the dataset units = \"eV\"");
     g.wavelength_m = wavelength_from_energy(*energy_joule);
   } else {
     PTYKO_FAIL(path, ": neither ", k_energy, " nor ", k_wavelength,
@@ -541,11 +554,15 @@ CxiInfo cxi_inspect(std::string const& path, FrameCrop const& requested) {
   translation_layout(path, trans, h5::shape(f, trans), info.frames, data);
   info.translation_path = h5::resolve(f, trans);
 
-  info.energy_joule = read_optional_scalar(f, k_energy);
-  info.wavelength_m = read_optional_scalar(f, k_wavelength);
-  info.distance_m = read_optional_scalar(f, k_distance);
-  info.pixel_size_x_m = read_optional_scalar(f, k_pixel_x);
-  info.pixel_size_y_m = read_optional_scalar(f, k_pixel_y);
+  using impl::Quantity;
+  info.energy_path = find_first(f, {k_beam_energy, k_beam_incident_energy, k_energy});
+  if (!info.energy_path.empty()) info.energy_joule = read_optional_scalar(f, info.energy_path.c_str(), Quantity::energy);
+  info.wavelength_path = find_first(f, {k_wavelength, k_beam_wavelength});
+  if (!info.wavelength_path.empty())
+    info.wavelength_m = read_optional_scalar(f, info.wavelength_path.c_str(), Quantity::length);
+  info.distance_m = read_optional_scalar(f, k_distance, Quantity::length);
+  info.pixel_size_x_m = read_optional_scalar(f, k_pixel_x, Quantity::length);
+  info.pixel_size_y_m = read_optional_scalar(f, k_pixel_y, Quantity::length);
   read_detector_placement(f, info);
 
   // The mask is always used, so a wrong one fails here, before any reading.
@@ -648,13 +665,14 @@ std::vector<std::array<double, 3>> cxi_read_translations(CxiInfo const& info) {
   std::vector<std::size_t> dims;
   auto const v = h5::read<double>(f, info.translation_path, &dims);
   auto const layout = translation_layout(info.path, info.translation_path, dims, info.frames, info.data_path);
+  double const metres = impl::unit_factor(f, info.translation_path, impl::Quantity::length);
   std::vector<std::array<double, 3>> out(info.frames, {0.0, 0.0, 0.0});
   for (std::size_t n = 0; n < info.frames; ++n) {
     for (std::size_t c = 0; c < layout.columns; ++c) {
       double const t = layout.transposed ? v[c * info.frames + n] : v[n * layout.columns + c];
       PTYKO_REQUIRE(std::isfinite(t), info.path, ": translation ", n, " in ", info.translation_path,
                     " is not a finite number");
-      out[n][c] = t;
+      out[n][c] = t * metres;
     }
   }
   return out;

@@ -423,6 +423,15 @@ void write_attribute_impl(File const& f, std::string const& object_path, std::st
                 name, " of ", object_path, " (", hdf5_reason(), ")");
 }
 
+}  // namespace
+
+bool attribute_exists(File const& f, std::string const& object_path, std::string const& name) {
+  Handle obj = open_object(f, object_path);
+  return H5Aexists(obj, name.c_str()) > 0;
+}
+
+namespace {
+
 Handle open_attribute(File const& f, std::string const& object_path, std::string const& name) {
   Handle obj = open_object(f, object_path);
   PTYKO_REQUIRE(H5Aexists(obj, name.c_str()) > 0, f.name(), ": ", object_path, " has no attribute ",

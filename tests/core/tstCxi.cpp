@@ -328,6 +328,53 @@ TEST_F(Cxi, WavelengthOnlyEnergyOnlyAndOnePixelSize) {
   EXPECT_EQ(gw.detector_size, int(b.d));
 }
 
+// CXI's defaults are SI, and "non default units are defined using the units
+// attribute" (CXI 1.6), as NeXus writers (NXcxi_ptycho) do: distance in mm,
+// pixels and translations in um, energy in keV or eV. NXcxi_ptycho keeps
+// the photon energy in beam_1 (its source_1/energy is the storage ring's).
+TEST_F(Cxi, UnitsAttributesAreApplied) {
+  Builder b;
+  auto const si = file("si.cxi");
+  b.write(si);
+  CxiInfo const want = cxi_inspect(si);
+  auto const want_t = cxi_read_translations(want);
+
+  auto const nexus = file("units.cxi");
+  std::vector<double> microns(b.translations);
+  for (double& t : microns) t *= 1e6;
+  b.write(nexus, {k_translation, k_energy, k_distance, k_pixel_x}, [&](h5::File const& f) {
+    h5::write(f, k_translation, microns.data(), {b.n, 3});
+    h5::write_attribute(f, k_translation, "units", "um");
+    h5::write_scalar(f, k_distance, 3000.0);
+    h5::write_attribute(f, k_distance, "units", "mm");
+    h5::write_scalar(f, k_pixel_x, 75.0);
+    h5::write_attribute(f, k_pixel_x, "units", "um");
+    h5::write_scalar(f, "/entry_1/instrument_1/beam_1/energy", 1.2817e-15 / 1.602176634e-19);
+    h5::write_attribute(f, "/entry_1/instrument_1/beam_1/energy", "units", "eV");
+    h5::write_scalar(f, k_energy, 3.0);  // the machine's
+    h5::write_attribute(f, k_energy, "units", "GeV");
+  });
+  CxiInfo const got = cxi_inspect(nexus);
+  EXPECT_NEAR(*got.distance_m, *want.distance_m, 1e-12);
+  EXPECT_NEAR(*got.pixel_size_x_m, *want.pixel_size_x_m, 1e-18);
+  EXPECT_NEAR(*got.energy_joule, *want.energy_joule, 1e-27);
+  EXPECT_EQ(got.energy_path, "/entry_1/instrument_1/beam_1/energy");
+  auto const got_t = cxi_read_translations(got);
+  ASSERT_EQ(got_t.size(), want_t.size());
+  for (std::size_t n = 0; n < got_t.size(); ++n)
+    for (int c = 0; c < 3; ++c) EXPECT_NEAR(got_t[n][c], want_t[n][c], 1e-18) << n;
+
+  // A unit ptyko does not know is refused, naming it.
+  b.write(nexus, {}, [&](h5::File const& f) { h5::write_attribute(f, k_distance, "units", "furlong"); });
+  expect_user_error([&] { cxi_inspect(nexus); }, nexus, {"distance", "\"furlong\"", "mm"});
+  // A storage ring's energy alone is no photon energy.
+  b.write(nexus, {k_energy}, [&](h5::File const& f) {
+    h5::write_scalar(f, k_energy, 3.0);
+    h5::write_attribute(f, k_energy, "units", "GeV");
+  });
+  expect_user_error([&] { cxi_inspect(nexus).geometry(); }, nexus, {"source_1/energy", "far too high"});
+}
+
 TEST_F(Cxi, SoftLinkChainsAreFollowed) {
   Builder b;
   auto const path = file("links.cxi");

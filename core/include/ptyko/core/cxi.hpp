@@ -71,7 +71,13 @@ struct CxiInfo {
   int bin = 1;                       ///< stored pixels per frame pixel along each axis (window: ny * bin)
   bool auto_crop = false;  ///< oblong frames without a crop: the largest centred square window is used
   std::string data_type;        ///< "uint16", "int32", "float32", ...
+  /// In SI units: a dataset's units attribute (NeXus style, "mm", "eV", ...)
+  /// is applied, as are those of the translations, basis and corner.
   std::optional<double> energy_joule, wavelength_m, distance_m, pixel_size_x_m, pixel_size_y_m;
+  /// Where the photon energy and wavelength came from: beam_1's energy (as
+  /// NXcxi_ptycho keeps it) or incident_energy (CXI's Beam class) before
+  /// source_1's; empty when absent.
+  std::string energy_path, wavelength_path;
   /// How the stored frames sit against CXI's default detector orientation
   /// (detector_1/basis_vectors; absent: the default). The frames, the mask
   /// and the dark frame are read turned into the default orientation; crop

@@ -96,6 +96,8 @@ std::vector<T> read(File const& f, std::string const& path, std::vector<std::siz
 double read_scalar(File const& f, std::string const& path);
 /// Reads a scalar string dataset (fixed or variable length).
 std::string read_string(File const& f, std::string const& path);
+/// True if the object at `object_path` (which must exist) has an attribute `name`.
+bool attribute_exists(File const& f, std::string const& object_path, std::string const& name);
 /// Reads a string attribute `name` of the object at `object_path`.
 std::string read_string_attribute(File const& f, std::string const& object_path,
                                   std::string const& name);
