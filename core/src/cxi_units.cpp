@@ -49,7 +49,12 @@ double energy_factor(std::string const& unit) {
 
 double unit_factor(h5::File const& f, std::string const& path, Quantity q) {
   if (!h5::attribute_exists(f, path, "units")) return 1.0;
-  std::string unit = h5::read_string_attribute(f, path, "units");
+  std::string unit;
+  try {
+    unit = h5::read_string_attribute(f, path, "units");
+  } catch (UserError const&) {
+    return 1.0;  // not a string (some writers store numbers or arrays there): no unit given
+  }
   auto const first = unit.find_first_not_of(" \t"), last = unit.find_last_not_of(" \t");
   unit = first == std::string::npos ? std::string() : unit.substr(first, last - first + 1);
   if (unit.empty()) return 1.0;
