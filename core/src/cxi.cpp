@@ -106,8 +106,11 @@ struct TranslationLayout {
 };
 
 TranslationLayout translation_layout(std::string const& file, std::string const& tpath,
-                                     std::vector<std::size_t> const& dims, std::size_t frames,
+                                     std::vector<std::size_t> const& stored_dims, std::size_t frames,
                                      std::string const& data_path) {
+  // A raster scan's (n1, n2, 3) translations are its n1 n2 frames' (N, 3).
+  std::vector<std::size_t> dims = stored_dims;
+  if (dims.size() == 3 && (dims[2] == 3 || dims[2] == 2)) dims = {dims[0] * dims[1], dims[2]};
   PTYKO_REQUIRE(dims.size() == 2, file, ": ", tpath, " has shape ", shape_string(dims),
                 "; expected (N, 3) translations x, y, z in metres");
   bool const rows = dims[1] == 3 || dims[1] == 2;
@@ -119,6 +122,15 @@ TranslationLayout translation_layout(std::string const& file, std::string const&
   PTYKO_REQUIRE(n == frames, file, ": ", data_path, " has ", frames, " frames but ", tpath, " has ", n,
                 " translations: they must match, one position per frame");
   return {transposed, transposed ? 3 : dims[1]};
+}
+
+// (frames, y, x) of a frame stack stored as (frames, y, x), or as a raster
+// scan's (n1, n2, y, x) (NeXus, NXcxi_ptycho): n1 n2 frames in row-major
+// order. Empty for other ranks.
+std::vector<std::size_t> stack_shape(std::vector<std::size_t> const& dims) {
+  if (dims.size() == 3) return dims;
+  if (dims.size() == 4) return {dims[0] * dims[1], dims[2], dims[3]};
+  return {};
 }
 
 // A 2-D (y, x) extent from (y, x) or (1, y, x).
@@ -505,9 +517,10 @@ CxiInfo cxi_inspect(std::string const& path, FrameCrop const& requested) {
   info.data_type = h5::type_name(f, data);
   PTYKO_REQUIRE(is_real_number_type(info.data_type), path, ": ", data, " holds ", info.data_type,
                 " values; expected intensities as integers or floats");
-  auto const dims = h5::shape(f, data);
-  PTYKO_REQUIRE(dims.size() == 3, path, ": ", data, " has rank ", dims.size(),
-                ", expected (frames, y, x)");
+  auto const stored_dims = h5::shape(f, data);
+  auto const dims = stack_shape(stored_dims);
+  PTYKO_REQUIRE(dims.size() == 3, path, ": ", data, " has rank ", stored_dims.size(),
+                ", expected (frames, y, x) or a raster scan's (rows, columns, y, x)");
   PTYKO_REQUIRE(dims[0] > 0, path, ": ", data, " holds no frames (shape ", shape_string(dims), ")");
   PTYKO_REQUIRE(dims[1] <= std::size_t(std::numeric_limits<int>::max()) &&
                     dims[2] <= std::size_t(std::numeric_limits<int>::max()),
@@ -685,7 +698,7 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
                   " is out of range: the file has ", info.frames, " frames (0 to ", info.frames - 1, ")");
   }
   auto f = h5::File::open_read(info.path);
-  auto const dims = h5::shape(f, info.data_path);
+  auto const dims = stack_shape(h5::shape(f, info.data_path));
   PTYKO_REQUIRE(dims.size() == 3 && dims[0] == info.frames && dims[1] == std::size_t(info.stored_ny) &&
                     dims[2] == std::size_t(info.stored_nx),
                 info.path, ": ", info.data_path, " is now ", shape_string(dims),

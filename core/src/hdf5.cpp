@@ -683,13 +683,19 @@ void read_rows(File const& f, std::string const& path, std::vector<std::size_t> 
   Handle fspace(H5Dget_space(ds));
   auto const d = extents(fspace);
   PTYKO_REQUIRE(!d.empty(), f.name(), ": ", path, " is a single value; expected an array of rows");
-  for (auto r : rows) {
-    PTYKO_REQUIRE(r < d[0], f.name(), ": ", path, ": row ", r, " is out of range (", d[0], " rows)");
-  }
+  // Rank 4 (a raster scan's (n1, n2, y, x), NeXus style): rows are the
+  // n1 x n2 images in row-major order; a run of rows never crosses n1.
+  bool const raster = d.size() == 4;
+  std::size_t const per_line = raster ? d[1] : std::numeric_limits<std::size_t>::max();
+  std::size_t const frames = raster ? d[0] * d[1] : d[0];
+  std::size_t const fy = raster ? 2 : 1;  // the first image dimension
   bool const windowed = window.height > 0;
-  PTYKO_ASSERT(!windowed || (d.size() == 3 && window.y + window.height <= d[1] && window.x + window.width <= d[2]),
+  PTYKO_ASSERT(!windowed || (d.size() == fy + 2 && window.y + window.height <= d[fy] && window.x + window.width <= d[fy + 1]),
                "read_rows: window outside the rows of ", path);
-  std::size_t const row = windowed ? window.height * window.width : count(d, 1);
+  std::size_t const row = windowed ? window.height * window.width : count(d, fy);
+  for (auto r : rows) {
+    PTYKO_REQUIRE(r < frames, f.name(), ": ", path, ": row ", r, " is out of range (", frames, " rows)");
+  }
   if (rows.empty() || row == 0) return;
 
   // The distinct rows in file order, and for each the places they go in `out`.
@@ -718,18 +724,27 @@ void read_rows(File const& f, std::string const& path, std::vector<std::size_t> 
   std::vector<float> staging;
   std::vector<hsize_t> start(d.size(), 0), block = to_hsize(d);
   if (windowed) {
-    start[1] = window.y;
-    start[2] = window.x;
-    block[1] = window.height;
-    block[2] = window.width;
+    start[fy] = window.y;
+    start[fy + 1] = window.x;
+    block[fy] = window.height;
+    block[fy + 1] = window.width;
   }
   std::size_t b = 0;
   while (b < unique.size()) {
     std::size_t e = b + 1;
-    while (e < unique.size() && e - b < max_rows && unique[e] == unique[e - 1] + 1) ++e;
+    while (e < unique.size() && e - b < max_rows && unique[e] == unique[e - 1] + 1 &&
+           unique[e] / per_line == unique[b] / per_line)
+      ++e;
     std::size_t const n_rows = e - b;
-    start[0] = unique[b];
-    block[0] = n_rows;
+    if (raster) {
+      start[0] = unique[b] / per_line;
+      block[0] = 1;
+      start[1] = unique[b] % per_line;
+      block[1] = n_rows;
+    } else {
+      start[0] = unique[b];
+      block[0] = n_rows;
+    }
     H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start.data(), nullptr, block.data(), nullptr);
     Handle mspace(H5Screate_simple(int(block.size()), block.data(), nullptr));
     float* dst = out + b * row;

@@ -375,6 +375,33 @@ TEST_F(Cxi, UnitsAttributesAreApplied) {
   expect_user_error([&] { cxi_inspect(nexus).geometry(); }, nexus, {"source_1/energy", "far too high"});
 }
 
+// A raster scan stored as NeXus does, frames (rows, columns, y, x) and
+// translations (rows, columns, 3): read as its rows x columns frames in
+// row-major order, also in any order, repeated and through a crop window.
+TEST_F(Cxi, RasterScansOfRankFourAreReadRowByRow) {
+  Builder b;  // 6 frames of 8 x 8
+  auto const flat = file("flat.cxi"), raster = file("raster.cxi");
+  b.write(flat);
+  b.write(raster, {k_detector_data, k_data, k_translation}, [&](h5::File const& f) {
+    h5::write(f, k_detector_data, b.frames.data(), {2, 3, b.d, b.d}, {}, "uint16");
+    h5::soft_link(f, k_detector_data, k_data);
+    h5::write(f, k_translation, b.translations.data(), {2, 3, 3});
+  });
+  FrameCrop crop;
+  crop.size = 4;
+  crop.centre_y = 3;
+  crop.centre_x = 5;
+  for (FrameCrop const& c : {FrameCrop{}, crop}) {
+    CxiInfo const want = cxi_inspect(flat, c), got = cxi_inspect(raster, c);
+    EXPECT_EQ(got.frames, b.n);
+    EXPECT_EQ(got.ny, want.ny);
+    std::vector<std::size_t> const ids{5, 0, 3, 2, 3, 1, 4};  // across the rows' ends, repeated
+    expect_same(cxi_read_frames(got, ids), cxi_read_frames(want, ids));
+    expect_same(cxi_read_frames(got, all_indices(b.n)), cxi_read_frames(want, all_indices(b.n)));
+    EXPECT_EQ(cxi_read_translations(got), cxi_read_translations(want));
+  }
+}
+
 TEST_F(Cxi, SoftLinkChainsAreFollowed) {
   Builder b;
   auto const path = file("links.cxi");

@@ -108,7 +108,9 @@ double read_scalar_attribute(File const& f, std::string const& object_path,
 /// rank >= 1, converted to float, into `out` (rows.size() * row size values),
 /// in the order given. Consecutive indices are read as one hyperslab block
 /// (one H5Dread per run: faster in HDF5 1.10 than a union of hyperslabs).
-/// With a `window` (rank-3 datasets), only that part of each row is read.
+/// A rank-4 dataset (n1, n2, y, x), a raster scan as NeXus stores it, is
+/// read as n1 n2 rows of (y, x) images in row-major order. With a `window`
+/// (rank 3 or 4), only that part of each image is read.
 struct RowWindow {
   std::size_t y = 0, x = 0;           ///< first index along dimensions 1 and 2
   std::size_t height = 0, width = 0;  ///< 0: the whole row
