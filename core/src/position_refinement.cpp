@@ -141,8 +141,9 @@ PositionRefinementReport PositionRefiner<T, ExecSpace>::refine(ExecSpace const& 
   double const max_shift = m_options.positions_max_shift >= 0 ? m_options.positions_max_shift : D / 4.0;
   double const H = double(state.object.extent(0)), W = double(state.object.extent(1));
   double const lo = D / 2, hi_y = H - D / 2 - 1 - 1e-3, hi_x = W - D / 2 - 1 - 1e-3;
-  std::vector<double> gathered(2 * positions.size(), 0.0);
-  double stats[2] = {0, 0};  // sum of squared moves, largest move
+  // Every position (2 per frame), then the sum of squared moves.
+  std::vector<double> gathered(2 * positions.size() + 1, 0.0);
+  double largest = 0;  // move
   for (int f = 0; f < n; ++f) {
     std::size_t const id = data.frame_ids[std::size_t(f)];
     double const old_y = h_pos(f, 0), old_x = h_pos(f, 1);
@@ -155,8 +156,8 @@ PositionRefinementReport PositionRefiner<T, ExecSpace>::refine(ExecSpace const& 
     h_pos(f, 0) = T(y);
     h_pos(f, 1) = T(x);
     double const d = std::hypot(double(h_pos(f, 0)) - old_y, double(h_pos(f, 1)) - old_x);
-    stats[0] += d * d;
-    stats[1] = std::max(stats[1], d);
+    gathered.back() += d * d;
+    largest = std::max(largest, d);
     gathered[2 * id] = double(h_pos(f, 0)) + state.tile_y;
     gathered[2 * id + 1] = double(h_pos(f, 1)) + state.tile_x;
   }
@@ -166,14 +167,10 @@ PositionRefinementReport PositionRefiner<T, ExecSpace>::refine(ExecSpace const& 
   //    a sum is the gather), for the next epoch's batch tiles.
   sync.sum(gathered.data(), int(gathered.size()));
   for (std::size_t id = 0; id < positions.size(); ++id) positions[id] = {gathered[2 * id], gathered[2 * id + 1]};
-  double total[1] = {stats[0]};
-  sync.sum(total, 1);
-  double largest[1] = {stats[1]};
-  sync.max(largest, 1);
   fence(space, "ptyko::PositionRefiner::refine");
   PositionRefinementReport report;
-  report.rms_move_px = positions.empty() ? 0 : std::sqrt(total[0] / double(positions.size()));
-  report.max_move_px = largest[0];
+  report.rms_move_px = positions.empty() ? 0 : std::sqrt(gathered.back() / double(positions.size()));
+  report.max_move_px = sync.max(largest);
   return report;
 }
 

@@ -5,9 +5,11 @@
 // position is moved by the least-squares shift that best explains its
 // exit-wave update through the object's slope at the patch
 // (kernels/position_gradient.hpp; Odstrcil et al. 2018, tike and
-// PtychoShelves do the same). Solver-independent: one pass of its own over
-// the rank's positions (2 FFTs per position and mode), after the solver's
-// epoch.
+// PtychoShelves do the same). Solver-independent: after the solver's
+// epoch, from sums the solver collected as it formed the same exit-wave
+// updates (rPIE, LSQML: Solver::collect_position_sums), or from a pass of
+// its own over the rank's positions (2 FFTs per position and mode: DM,
+// RAAR).
 //
 // Every move is at most SolverOptions::positions_step pixels; the affine
 // part of all ranks' displacements from the file's positions is removed (a
@@ -16,7 +18,8 @@
 // them: the file's scan geometry stays, each position's own error is
 // corrected); no position goes further than positions_max_shift from the
 // file's, nor so far that its patch leaves the rank's object tile.
-// Collective (small sums).
+// Collective: three all-reduces (the fit's 12 sums, every position, the
+// largest move).
 
 #include <ptyko/core/solver.hpp>
 #include <ptyko/core/state.hpp>
