@@ -564,6 +564,13 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
   double elapsed = 0;
   int stop = 0;
 
+  // Every frame's position as the result keeps it: refined where refined,
+  // the file's for skipped frames.
+  auto result_positions = [&] {
+    std::vector<std::array<double, 2>> p = file_positions;
+    for (std::size_t k = 0; k < kept.size(); ++k) p[kept[k]] = rec.positions()[k];
+    return p;
+  };
   // Gathers the object (collective) and writes the checkpoint on rank 0.
   auto save = [&](HostComplex2& object, HostComplex3& probe) {
     object = strategy->gather_object(space, rec.state().object);
@@ -573,8 +580,7 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
     ResultContents& r = c.result;
     r.object = object;
     r.probe = probe;
-    r.positions_px = file_positions;  // skipped frames keep the file's
-    for (std::size_t k = 0; k < kept.size(); ++k) r.positions_px[kept[k]] = rec.positions()[k];
+    r.positions_px = result_positions();
     if (opts.refine_positions) r.file_positions_px = file_positions;
     r.object_pixel_size_m = {layout.grid.pixel_size_y, layout.grid.pixel_size_x};
     r.cost = rec.state().cost;
@@ -642,7 +648,9 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
     std::vector<std::string> pictures;
     if (cfg.images) {
       std::string const noise = opts.noise == NoiseModel::gaussian ? "gaussian" : "poisson";
-      pictures = write_result_pictures(job.output, object, probe, fractions, rec.state().cost, noise);
+      pictures = write_result_pictures(job.output, object, probe, fractions, rec.state().cost, noise,
+                                       opts.refine_positions ? file_positions : std::vector<std::array<double, 2>>(),
+                                       opts.refine_positions ? result_positions() : std::vector<std::array<double, 2>>());
     }
     std::string done = fmt::format("reconstruct: wrote {} after {} epochs in {}, final cost {:.5g}", job.output,
                                    rec.state().epoch, format_duration(elapsed),

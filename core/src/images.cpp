@@ -7,6 +7,7 @@
 #include <ptyko/core/images.hpp>
 #include <ptyko/kernels/error.hpp>
 
+#include <fmt/format.h>
 #include <png.h>
 
 #include <algorithm>
@@ -514,15 +515,64 @@ std::vector<std::string> result_picture_paths(std::string const& result_path) {
           stem + "_convergence.png"};
 }
 
+Picture positions_picture(std::vector<std::array<double, 2>> const& file_positions,
+                          std::vector<std::array<double, 2>> const& refined) {
+  constexpr int side = 640, margin = 24, top = 40, ts = 2;
+  constexpr Rgb k_file{150, 150, 150}, k_moved{214, 39, 40};
+  std::size_t const n = std::min(file_positions.size(), refined.size());
+  double y0 = std::numeric_limits<double>::infinity(), y1 = -y0, x0 = y0, x1 = -y0, squares = 0, largest = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    y0 = std::min(y0, file_positions[k][0]);
+    y1 = std::max(y1, file_positions[k][0]);
+    x0 = std::min(x0, file_positions[k][1]);
+    x1 = std::max(x1, file_positions[k][1]);
+    double const d = std::hypot(refined[k][0] - file_positions[k][0], refined[k][1] - file_positions[k][1]);
+    squares += d * d;
+    largest = std::max(largest, d);
+  }
+  double const rms = n > 0 ? std::sqrt(squares / double(n)) : 0;
+  double const extent = n > 0 ? std::max({y1 - y0, x1 - x0, 1.0}) : 1.0;
+  // The exaggeration: 1, 2, 5, 10, 20, ... so that the rms move shows at
+  // about 2 % of the extent.
+  double exaggeration = 1;
+  if (rms > 0)
+    for (double decade = 1; decade < 1e6; decade *= 10)
+      for (double m : {1.0, 2.0, 5.0})
+        if (m * decade * rms <= 0.02 * extent) exaggeration = m * decade;
+  double const scale = double(side - 2 * margin) / extent;
+  int const width = n > 0 ? int(std::lround((x1 - x0) * scale)) + 2 * margin : side;
+  int const height = n > 0 ? int(std::lround((y1 - y0) * scale)) + 2 * margin + top : side;
+  Picture pic(std::max(width, 320), height);
+  std::string const title = fmt::format("moves x{:g}: rms {:.2f} px, max {:.2f} px", exaggeration, rms, largest);
+  text(pic, (pic.width - text_width(title, ts)) / 2, 10, title, ts, k_black);
+  auto const px = [&](double x) { return margin + int(std::lround((x - x0) * scale)); };
+  auto const py = [&](double y) { return top + margin + int(std::lround((y - y0) * scale)); };
+  for (std::size_t k = 0; k < n; ++k) {
+    int const fx = px(file_positions[k][1]), fy = py(file_positions[k][0]);
+    int const rx = px(file_positions[k][1] + exaggeration * (refined[k][1] - file_positions[k][1]));
+    int const ry = py(file_positions[k][0] + exaggeration * (refined[k][0] - file_positions[k][0]));
+    line(pic, fx, fy, rx, ry, k_moved);
+    fill_rect(pic, fx - 1, fy - 1, 3, 3, k_file);
+    fill_rect(pic, rx - 1, ry - 1, 3, 3, k_moved);
+  }
+  return pic;
+}
+
 std::vector<std::string> write_result_pictures(std::string const& result_path, HostComplex2 const& object,
                                                HostComplex3 const& probe,
                                                std::vector<double> const& power_fractions,
-                                               std::vector<double> const& cost, std::string const& noise_model) {
-  auto const paths = result_picture_paths(result_path);
+                                               std::vector<double> const& cost, std::string const& noise_model,
+                                               std::vector<std::array<double, 2>> const& file_positions,
+                                               std::vector<std::array<double, 2>> const& refined_positions) {
+  auto paths = result_picture_paths(result_path);
   write_png(paths[0], object_phase_picture(object));
   write_png(paths[1], object_amplitude_picture(object));
   write_png(paths[2], probe_picture(probe, power_fractions));
   write_png(paths[3], convergence_picture(cost, noise_model.empty() ? "cost" : "cost (" + noise_model + ")"));
+  if (!refined_positions.empty() && refined_positions.size() == file_positions.size()) {
+    paths.push_back(result_output_stem(result_path) + "_positions.png");
+    write_png(paths.back(), positions_picture(file_positions, refined_positions));
+  }
   return paths;
 }
 

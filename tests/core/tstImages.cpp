@@ -386,6 +386,40 @@ TEST_F(Images, WriteResultPicturesWritesFourReadablePngs) {
   std::string const msg = user_error(
       [&] { write_result_pictures(missing, obj, make_probe(1, 8), {}, {}, ""); });
   EXPECT_EQ(msg.rfind(file("gone/run_object_phase.png"), 0), 0u) << msg;
+
+  // With refined positions (and the file's): a fifth picture of the moves.
+  std::vector<std::array<double, 2>> const file_positions{{10, 10}, {10, 30}, {30, 10}, {30, 30}};
+  auto refined = file_positions;
+  refined[3] = {30.5, 29.5};
+  auto const with_moves = write_result_pictures(file("moved.h5"), obj, make_probe(1, 8), {}, {1.0}, "gaussian",
+                                                file_positions, refined);
+  ASSERT_EQ(with_moves.size(), 5u);
+  EXPECT_EQ(with_moves[4], file("moved_positions.png"));
+  EXPECT_GT(read_png(with_moves[4]).width, 0);
+}
+
+// The moves of position refinement: file positions in gray, a red line
+// along each move (exaggerated) to a red dot. Unmoved positions show no
+// gray (their red dot covers it); a moved one shows its gray dot apart.
+TEST_F(Images, PositionsPictureShowsTheMoves) {
+  std::vector<std::array<double, 2>> const file_positions{{0, 0}, {0, 100}, {100, 0}, {100, 100}, {50, 50}};
+  auto count = [](Picture const& pic, int r, int g, int b) {
+    int n = 0;
+    for (int y = 0; y < pic.height; ++y)
+      for (int x = 0; x < pic.width; ++x) {
+        auto const* p = pic.at(x, y);
+        n += p[0] == r && p[1] == g && p[2] == b;
+      }
+    return n;
+  };
+  Picture const still = positions_picture(file_positions, file_positions);
+  EXPECT_EQ(count(still, 150, 150, 150), 0);
+  EXPECT_EQ(count(still, 214, 39, 40), 5 * 9);
+  auto moved = file_positions;
+  moved[4] = {50.3, 49.6};  // 0.5 px, rms 0.22 px: drawn 5 times longer (2 % of 100 px)
+  Picture const pic = positions_picture(file_positions, moved);
+  EXPECT_EQ(count(pic, 150, 150, 150), 9);
+  EXPECT_GT(count(pic, 214, 39, 40), 5 * 9);
 }
 
 }  // namespace

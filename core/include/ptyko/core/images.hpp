@@ -8,6 +8,7 @@
 
 #include <ptyko/core/cxi.hpp>
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -71,6 +72,15 @@ Picture probe_picture(HostComplex3 const& probe, std::vector<double> const& powe
 /// skipped and the line joins the measured neighbours.
 Picture convergence_picture(std::vector<double> const& cost, std::string const& title);
 
+/// Refined positions against the file's (position refinement), y down as
+/// the object's rows: each file position a gray dot, a line from it along
+/// its move drawn `exaggeration` times longer (chosen so that the rms move
+/// shows at about 2 % of the scan's extent), a red dot at the line's end.
+/// The title gives the exaggeration, the rms and the largest move in
+/// pixels; 640 pixels on the scan's longer side.
+Picture positions_picture(std::vector<std::array<double, 2>> const& file_positions,
+                          std::vector<std::array<double, 2>> const& refined);
+
 /// What the files written next to a result are named after: `result_path`
 /// without a trailing .h5, .hdf5 or .cxi (any case; other extensions are
 /// kept), folder included ("runs/out.h5" gives "runs/out").
@@ -84,10 +94,14 @@ std::vector<std::string> result_picture_paths(std::string const& result_path);
 
 /// Writes the four pictures of result_picture_paths(result_path) and
 /// returns their paths. The convergence title is "cost (<noise_model>)".
-/// Throws UserError (naming the file) when one cannot be written.
+/// With refined positions (and the file's, as many), also
+/// OUT_positions.png (positions_picture). Throws UserError (naming the
+/// file) when one cannot be written.
 std::vector<std::string> write_result_pictures(std::string const& result_path, HostComplex2 const& object,
                                                HostComplex3 const& probe,
                                                std::vector<double> const& power_fractions,
-                                               std::vector<double> const& cost, std::string const& noise_model);
+                                               std::vector<double> const& cost, std::string const& noise_model,
+                                               std::vector<std::array<double, 2>> const& file_positions = {},
+                                               std::vector<std::array<double, 2>> const& refined_positions = {});
 
 }  // namespace ptyko
