@@ -433,9 +433,7 @@ void read_detector_placement(h5::File const& f, CxiInfo& info) {
     info.orientation = orientation_from_basis(values, dims, info.path + ": " + k_basis);
     if (!info.pixel_size_x_m) info.pixel_size_x_m = info.orientation.pixel_x_m;
     if (!info.pixel_size_y_m) info.pixel_size_y_m = info.orientation.pixel_y_m;
-    bool const spec = dims[0] == 2;
-    for (int d = 0; d < 2; ++d)
-      for (int c = 0; c < 3; ++c) basis[d * 3 + c] = spec ? values[d * 3 + c] : values[c * 2 + d];
+    basis = info.orientation.basis;
   } else {
     double const px = info.pixel_size_x_m.value_or(info.pixel_size_y_m.value_or(0));
     double const py = info.pixel_size_y_m.value_or(px);

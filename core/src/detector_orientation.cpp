@@ -65,6 +65,7 @@ DetectorOrientation orientation_from_basis(std::vector<double> const& values, st
   o.pixel_y_m = length[dy];
   o.pixel_x_m = length[dx];
   o.rotation_deg = std::max(angle[0], angle[1]);
+  for (int d = 0; d < 2; ++d) o.basis.insert(o.basis.end(), b[d], b[d] + 3);
   return o;
 }
 

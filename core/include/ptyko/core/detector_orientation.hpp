@@ -37,6 +37,9 @@ struct DetectorOrientation {
   double rotation_deg = 0;
   /// Pixel sizes along the lab's x and y as the basis gives them (metres).
   double pixel_x_m = 0, pixel_y_m = 0;
+  /// The basis as read, in the specification's (2, 3) layout (row d: the
+  /// step of frame dimension d), metres; empty without one.
+  std::vector<double> basis;
 
   bool is_default() const { return !transpose && !flip_y && !flip_x; }
   /// "transposed, rows reversed" and the like; "default" when nothing is done.
