@@ -24,6 +24,9 @@ constexpr char const* k_data = "/entry_1/data_1/data";
 constexpr char const* k_detector_data = "/entry_1/instrument_1/detector_1/data";
 constexpr char const* k_translation = "/entry_1/sample_1/geometry_1/translation";
 constexpr char const* k_data_translation = "/entry_1/data_1/translation";
+// NXcxi_ptycho keeps the scan's translations with the detector (and links
+// them into data_1 and sample_1/geometry_1, where a file may lack them).
+constexpr char const* k_detector_translation = "/entry_1/instrument_1/detector_1/translation";
 constexpr char const* k_energy = "/entry_1/instrument_1/source_1/energy";
 constexpr char const* k_wavelength = "/entry_1/instrument_1/source_1/wavelength";
 // The photon energy where NeXus (NXcxi_ptycho, whose source_1/energy is the
@@ -558,9 +561,9 @@ CxiInfo cxi_inspect(std::string const& path, FrameCrop const& requested) {
     set_crop_window(info, crop);
   }
 
-  std::string const trans = find_first(f, {k_translation, k_data_translation});
-  PTYKO_REQUIRE(!trans.empty(), path, ": no scan positions: neither ", k_translation, " nor ",
-                k_data_translation, " exists: add the (N, 3) sample translations in metres");
+  std::string const trans = find_first(f, {k_translation, k_data_translation, k_detector_translation});
+  PTYKO_REQUIRE(!trans.empty(), path, ": no scan positions: none of ", k_translation, ", ", k_data_translation,
+                " or ", k_detector_translation, " exists: add the (N, 3) sample translations in metres");
   require_numeric(f, trans.c_str(), false);
   translation_layout(path, trans, h5::shape(f, trans), info.frames, data);
   info.translation_path = h5::resolve(f, trans);

@@ -265,11 +265,13 @@ TEST_F(Cxi, TransposedAndTwoColumnTranslations) {
   for (std::size_t n = 0; n < b.n; ++n)
     for (std::size_t c = 0; c < 3; ++c) transposed[c * b.n + n] = b.translations[n * 3 + c];
   auto write_translations = [&](std::string const& path, std::vector<double> const& v,
-                                std::vector<std::size_t> const& dims, char const* where) {
+                                std::vector<std::size_t> const& dims, char const* where,
+                                char const* units = nullptr) {
     auto f = h5::File::create(path);
     h5::write(f, k_detector_data, b.frames.data(), {b.n, b.d, b.d});
     h5::soft_link(f, k_detector_data, k_data);
     h5::write(f, where, v.data(), dims);
+    if (units) h5::write_attribute(f, where, "units", units);
     h5::write_scalar(f, k_energy, 1.2817e-15);
     h5::write_scalar(f, k_distance, 3.0);
     h5::write_scalar(f, k_pixel_x, 75e-6);
@@ -297,6 +299,17 @@ TEST_F(Cxi, TransposedAndTwoColumnTranslations) {
     EXPECT_EQ(r2[n][1], -1e-6 * double(n));
     EXPECT_EQ(r2[n][2], 0.0);
   }
+
+  // NXcxi_ptycho: the translations with the detector only, in millimetres.
+  auto const nx = file("nxcxi.cxi");
+  std::vector<double> mm(b.translations);
+  for (double& v : mm) v *= 1e3;
+  write_translations(nx, mm, {b.n, 3}, "/entry_1/instrument_1/detector_1/translation", "mm");
+  auto const info_nx = cxi_inspect(nx);
+  EXPECT_EQ(info_nx.translation_path, "/entry_1/instrument_1/detector_1/translation");
+  auto const r_nx = cxi_read_translations(info_nx);
+  for (std::size_t n = 0; n < b.n; ++n)
+    for (std::size_t c = 0; c < 3; ++c) EXPECT_NEAR(r_nx[n][c], b.translations[n * 3 + c], 1e-15);
 }
 
 TEST_F(Cxi, WavelengthOnlyEnergyOnlyAndOnePixelSize) {
