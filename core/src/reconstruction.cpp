@@ -10,6 +10,7 @@
 #include <ptyko/kernels/update.hpp>
 
 #include <chrono>
+#include <memory>
 #include <cmath>
 #include <numeric>
 #include <unordered_map>
@@ -101,6 +102,15 @@ Reconstruction<T, ExecSpace>::Reconstruction(ExecSpace const& space, LocalData<T
   // From the file's positions: a resumed run batches as the first did.
   m_global = make_batches(m_reference, m_options.batch_size, m_options.batching, m_options.seed);
   m_solver = make_solver<T, ExecSpace>(m_options.solver);
+  if (m_sync.ranks() > 1 && m_sync.reads_tile_sources()) {
+    // Which rank holds each frame, for the batch tiles' sources: every rank
+    // adds its number + 1 at its frames (one sum of a double per frame, once).
+    std::vector<double> holder(m_positions.size(), 0.0);
+    for (std::size_t id : m_data.frame_ids) holder[id] = double(m_sync.rank() + 1);
+    m_sync.sum(holder.data(), int(holder.size()));
+    m_frame_rank.resize(holder.size());
+    for (std::size_t id = 0; id < holder.size(); ++id) m_frame_rank[id] = int(holder[id]) - 1;
+  }
   plan_batches();
   int max_local = 1;
   for (auto const& b : m_batches) max_local = std::max(max_local, int(b.local.extent(0)));
@@ -123,6 +133,10 @@ void Reconstruction<T, ExecSpace>::plan_batches() {
   int const H = int(m_state.object.extent(0)), W = int(m_state.object.extent(1)), D = m_data.detector();
   std::vector<std::array<double, 2>> centres;
   bool const again = !m_batches.empty();  // after a position refinement: update the batches in place
+  // Strategies that send each rank's own contributions read which ranks'
+  // positions touched each tile.
+  bool const sourced = !m_frame_rank.empty();
+  std::vector<int> summed_ranks;
   m_batches.resize(m_global.size());
   for (std::size_t batch = 0; batch < m_global.size(); ++batch) {
     auto const& g = m_global[batch];
@@ -139,8 +153,10 @@ void Reconstruction<T, ExecSpace>::plan_batches() {
       isolated[k] = isolated[k] && m_sync.footprint_private(footprint_box(m_positions[g[k]], D));
     std::vector<int> mine, mine_isolated;
     std::vector<std::array<double, 2>> summed_centres;
+    summed_ranks.clear();
     for (std::size_t k = 0; k < g.size(); ++k) {
       if (!isolated[k]) summed_centres.push_back(centres[k]);
+      if (!isolated[k] && sourced) summed_ranks.push_back(m_frame_rank[std::size_t(g[k])]);
       auto it = local_of.find(std::size_t(g[k]));
       if (it != local_of.end()) (isolated[k] ? mine_isolated : mine).push_back(it->second);
     }
@@ -166,6 +182,9 @@ void Reconstruction<T, ExecSpace>::plan_batches() {
       same = b.tiles.host(k, 0) == origins[k][0] && b.tiles.host(k, 1) == origins[k][1];
     if (!same)
       b.tiles = make_mirrored_tile_list<typename ExecSpace::memory_space>(origins, "ptyko::Reconstruction::batch_tiles");
+    if (sourced)  // anew also when the tiles stayed: a position may have moved onto another of them
+      b.tiles.sources =
+          std::make_shared<TileSources const>(footprint_tile_sources(origins, summed_centres, summed_ranks, D, H, W));
   }
 }
 

@@ -33,6 +33,7 @@ class FullSync final : public Strategy<T, ExecSpace> {
   std::string name() const override { return "full-sync"; }
   bool reads_batch_illumination() const override { return false; }
   int ranks() const override { return m_comm.size(); }
+  int rank() const override { return m_comm.rank(); }
   Decomposition const& decomposition() const override { return m_decomposition; }
   Communicator const& communicator() const override { return m_comm; }
 

@@ -248,6 +248,7 @@ struct LinkPixels {
   RegionParts<Mem> parts;
   int n_parts = 0;
   std::size_t part_pixels = 0;  ///< pixels in those parts
+  std::size_t first_part = 0;   ///< where its parts start in the plan of all links
   std::size_t count() const { return tiled ? part_pixels : region.area(); }
 };
 
@@ -328,7 +329,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       Link link;
       link.rank = s;
       Box const g = intersect(tile, m_partition.tiles[s]);
-      link.region = Box{g.y - tile.y, g.x - tile.x, g.height, g.width};  // tile-local
+      link.out.region = link.in.region = Box{g.y - tile.y, g.x - tile.x, g.height, g.width};  // tile-local
       std::size_t const n = 3 * g.area();
       link.send = Buffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::send"), n);
       link.recv = Buffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::recv"), n);
@@ -354,6 +355,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
 
   std::string name() const override { return m_sync_every == 1 ? "neighbor" : "neighbor, approximate"; }
   int ranks() const override { return m_comm.size(); }
+  int rank() const override { return m_comm.rank(); }
   bool reads_batch_illumination() const override { return m_sync_every > 1; }  // see after_batch
   /// The box, widened to whole object tiles of the global grid, meets one
   /// rank's tile alone: no other rank holds those pixels, nor lists those
@@ -371,13 +373,16 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     for (Box const& t : m_partition.tiles) holders += !intersect(widened, t).empty();
     return holders == 1;
   }
+  /// The exact mode sends the batch tiles this rank's positions touched
+  /// (sum_object); the approximate one exchanges no batch sums.
+  bool reads_tile_sources() const override { return m_sync_every == 1; }
   Decomposition const& decomposition() const override { return m_decomposition; }
   Communicator const& communicator() const override { return m_comm; }
   Partition const& partition() const { return m_partition; }
 
   void sum_object(ExecSpace const& space, ComplexField const& num, RealField const& w) override {
     if (m_sync_every > 1) return;  // approximate: local sums, reconciled in after_batch
-    for (Link& l : m_links) l.tiled = false;
+    for (Link& l : m_links) l.whole_region();
     exchange_sums(space, num, w);
   }
 
@@ -394,12 +399,14 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   double sum_object(ExecSpace const& space, ComplexField const& num, RealField const& w,
                     MirroredTileList<Mem> const& tiles, double local_max) override {
     if (m_sync_every > 1 || m_links.empty()) return local_max;
-    if (m_on_tile_grid) {
+    if (m_on_tile_grid && tiles.sources) {
+      plan_links_by_source(space, tiles);
+    } else if (m_on_tile_grid) {
       m_origins.clear();
       append_origins(tiles.host, m_origins);  // row-major, as footprint_tiles lists them
       plan_links(space);
     } else {  // tile lists may disagree: whole overlaps
-      for (Link& l : m_links) l.tiled = false;
+      for (Link& l : m_links) l.whole_region();
     }
     double const unpacked = exchange_sums(space, num, w, local_max >= 0);
     return local_max >= 0 ? std::max(local_max, unpacked) : -1;
@@ -478,21 +485,57 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   }
 
  private:
-  struct Link : LinkPixels<Mem> {
+  // A link's outgoing and incoming pixels are the same (its region, or the
+  // batch tiles' parts inside it) unless the batch tiles name their
+  // sources: then it sends the parts its own positions touched and
+  // receives those the neighbour's touched.
+  struct Link {
     int rank = 0;
+    LinkPixels<Mem> out, in;
     Buffer send, recv;
     typename Buffer::HostMirror send_host, recv_host;
+    void whole_region() { out.tiled = in.tiled = false; }
   };
 
   // Every link exchanges the parts of the tiles at m_origins inside its
-  // region; the parts of all links go to the device in one copy.
+  // region, both ways; the parts of all links go to the device in one copy.
   void plan_links(ExecSpace const& space) {
     m_part_list.clear();
-    std::vector<std::size_t> first;
     for (Link& l : m_links) {
-      first.push_back(m_part_list.size());
-      plan_tile_parts(l, m_origins, m_part_list);
+      l.out.first_part = m_part_list.size();
+      plan_tile_parts(l.out, m_origins, m_part_list);
+      l.in.tiled = false;  // not planned: a copy of out after the upload
     }
+    upload_parts(space);
+    for (Link& l : m_links) l.in = l.out;
+  }
+
+  // The batch tiles name their sources: every link sends the parts of the
+  // tiles this rank's positions touched and receives those of the tiles
+  // its neighbour's touched (its neighbour plans the same two lists the
+  // other way round). This rank's sums are zero on the tiles it did not
+  // touch, so the sums are the same as exchanging every batch tile.
+  void plan_links_by_source(ExecSpace const& space, MirroredTileList<Mem> const& tiles) {
+    TileSources const& sources = *tiles.sources;
+    int const me = m_comm.rank();
+    m_origins.clear();
+    for (std::size_t k = 0; k < tiles.host.extent(0); ++k)
+      if (sources.touched_by(k, me)) m_origins.push_back({tiles.host(k, 0), tiles.host(k, 1)});
+    m_part_list.clear();
+    for (Link& l : m_links) {
+      l.out.first_part = m_part_list.size();
+      plan_tile_parts(l.out, m_origins, m_part_list);
+      m_in_origins.clear();
+      for (std::size_t k = 0; k < tiles.host.extent(0); ++k)
+        if (sources.touched_by(k, l.rank)) m_in_origins.push_back({tiles.host(k, 0), tiles.host(k, 1)});
+      l.in.first_part = m_part_list.size();
+      plan_tile_parts(l.in, m_in_origins, m_part_list);
+    }
+    upload_parts(space);
+  }
+
+  // m_part_list to the device, and every planned LinkPixels' view of its parts.
+  void upload_parts(ExecSpace const& space) {
     if (m_part_list.size() > m_parts.extent(0)) {  // grows to the largest plan, then stays
       m_parts = RegionParts<Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::parts"),
                                  m_part_list.size());
@@ -504,40 +547,42 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       Kokkos::deep_copy(space, Kokkos::subview(m_parts, std::make_pair(std::size_t(0), m_part_list.size()), Kokkos::ALL),
                         Kokkos::subview(m_parts_host, std::make_pair(std::size_t(0), m_part_list.size()),
                                         Kokkos::ALL));  // host -> device: this plan's parts, all links
-    for (std::size_t k = 0; k < m_links.size(); ++k)
-      m_links[k].parts = Kokkos::subview(m_parts, std::make_pair(first[k], first[k] + m_links[k].n_parts), Kokkos::ALL);
+    for (Link& l : m_links)
+      for (LinkPixels<Mem>* p : {&l.out, &l.in})
+        if (p->tiled)
+          p->parts = Kokkos::subview(m_parts, std::make_pair(p->first_part, p->first_part + std::size_t(p->n_parts)),
+                                     Kokkos::ALL);
   }
 
   // Completes the sums (num, w) (num may be empty: w only) over every
-  // link's pixels as planned (its region or its parts) in one exchange with
-  // every neighbour: pack all, send/receive, add all (every pack reads the
-  // sums before any unpack adds to them). A link with no pixels is skipped:
-  // both of its ranks plan the same pixels.
+  // link's pixels as planned (its region or its parts; out: what this rank
+  // sends, in: what it receives) in one exchange with every neighbour: pack
+  // all, send/receive, add all (every pack reads the sums before any unpack
+  // adds to them). A message with no pixels is not sent: both ranks of a
+  // link plan the same pixels for it.
   // With `largest`, the unpacks also return the largest weight they leave
   // (blocking), else 0.
   double exchange_sums(ExecSpace const& space, ComplexField const& num, RealField const& w, bool largest = false) {
-    std::vector<Link*> active;
-    for (auto& l : m_links)
-      if (l.count() > 0) active.push_back(&l);
     double unpacked = 0;
-    if (active.empty()) return unpacked;
     std::size_t const values = num.extent(0) > 0 ? 3 : 1;  // complex sum and weight, or weight
-    auto const count = [&](Link const& l) { return values * l.count(); };
-    for (Link* l : active)
-      for_each_in_link(space, "ptyko::neighbor::pack", *l, PackSums<T, Mem>{num, w, l->send, l->count()});
-    fence(space, "ptyko::neighbor::packed");
+    bool packed = false;
+    for (Link& l : m_links)
+      if (l.out.count() > 0) {
+        for_each_in_link(space, "ptyko::neighbor::pack", l.out, PackSums<T, Mem>{num, w, l.send, l.out.count()});
+        packed = true;
+      }
+    if (packed) fence(space, "ptyko::neighbor::packed");
     constexpr bool direct = mpi_can_read_v<Mem>;
     std::vector<Request> requests;
-    requests.reserve(2 * active.size());
-    for (Link* lp : active) {
-      Link& l = *lp;
-      std::size_t const n = count(l);
+    requests.reserve(2 * m_links.size());
+    for (Link& l : m_links) {
+      if (l.in.count() == 0) continue;
       T* recv = direct ? l.recv.data() : l.recv_host.data();
-      requests.push_back(m_comm.irecv(recv, n, datatype_of<T>(), l.rank, tag));
+      requests.push_back(m_comm.irecv(recv, values * l.in.count(), datatype_of<T>(), l.rank, tag));
     }
-    for (Link* lp : active) {
-      Link& l = *lp;
-      std::size_t const n = count(l);
+    for (Link& l : m_links) {
+      std::size_t const n = values * l.out.count();
+      if (n == 0) continue;
       if (!direct) {
         Kokkos::deep_copy(space, Kokkos::subview(l.send_host, std::make_pair(std::size_t(0), n)),
                           Kokkos::subview(l.send, std::make_pair(std::size_t(0), n)));  // device -> host: stage
@@ -546,19 +591,19 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       T const* send = direct ? l.send.data() : l.send_host.data();
       requests.push_back(m_comm.isend(send, n, datatype_of<T>(), l.rank, tag));
     }
+    if (requests.empty()) return unpacked;
     m_comm.wait_all(requests);
-    for (Link* lp : active) {
-      Link& l = *lp;
-      if (!direct) {
-        std::size_t const n = count(l);
+    for (Link& l : m_links) {
+      std::size_t const n = values * l.in.count();
+      if (n == 0) continue;
+      if (!direct)
         Kokkos::deep_copy(space, Kokkos::subview(l.recv, std::make_pair(std::size_t(0), n)),
                           Kokkos::subview(l.recv_host, std::make_pair(std::size_t(0), n)));  // host -> device
-      }
-      UnpackAddSums<T, Mem> const unpack{num, w, l.recv, l.count()};
+      UnpackAddSums<T, Mem> const unpack{num, w, l.recv, l.in.count()};
       if (largest)
-        unpacked = std::max(unpacked, max_over_link(space, "ptyko::neighbor::unpack_add_max", l, unpack));
+        unpacked = std::max(unpacked, max_over_link(space, "ptyko::neighbor::unpack_add_max", l.in, unpack));
       else
-        for_each_in_link(space, "ptyko::neighbor::unpack_add", l, unpack);
+        for_each_in_link(space, "ptyko::neighbor::unpack_add", l.in, unpack);
     }
     return unpacked;
   }
@@ -581,15 +626,15 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       m_origins.erase(std::unique(m_origins.begin(), m_origins.end()), m_origins.end());
       plan_links(space);
     } else {
-      for (Link& l : m_links) l.tiled = false;
+      for (Link& l : m_links) l.whole_region();
     }
     RealField const w = m_weights_recorded ? m_weight : cover_weights();
     for (Link const& l : m_links)
-      for_each_in_link(space, "ptyko::neighbor::weighted_copy", l, WeightedCopy<T, Mem>{object, w, m_own, m_acc});
+      for_each_in_link(space, "ptyko::neighbor::weighted_copy", l.out, WeightedCopy<T, Mem>{object, w, m_own, m_acc});
     // The sums of (w O, w) over the ranks, as the exact mode sums its own.
     exchange_sums(space, m_acc, m_own);
     for (Link const& l : m_links)
-      for_each_in_link(space, "ptyko::neighbor::apply_average", l, ApplyAverage<T, Mem>{object, m_acc, m_own});
+      for_each_in_link(space, "ptyko::neighbor::apply_average", l.in, ApplyAverage<T, Mem>{object, m_acc, m_own});
     for (auto const& t : m_weighted_tiles) zero_tiles(space, t.list, m_weight);
     m_weighted_tiles.clear();
     m_batches_since_sync = 0;
@@ -652,6 +697,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   std::vector<MirroredTileList<Mem>> m_weighted_tiles;  ///< tiles m_weight holds values in
   bool m_weights_recorded = false;  ///< the solver passes its illumination to after_batch
   std::vector<std::array<int, 2>> m_origins;  ///< scratch: tile origins of a plan
+  std::vector<std::array<int, 2>> m_in_origins;  ///< scratch: the tiles one neighbour's positions touched
   std::vector<std::array<int, 5>> m_part_list;  ///< scratch: the plan's parts, link after link
   RegionParts<Mem> m_parts;                     ///< the plan's parts on the device
   typename RegionParts<Mem>::HostMirror m_parts_host;

@@ -29,6 +29,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <memory>
 
 namespace {
 
@@ -369,6 +370,67 @@ TEST(Neighbor, TiledOverlapSumIsExactAndMovesOnlyTheBatchTiles) {
   }
 
   EXPECT_EQ(coverage_mismatches(layout, d, num, w, every), 0);
+}
+
+// The same batch with its tiles' sources (which ranks' positions touched
+// each tile, as Reconstruction gives them when the strategy names every
+// frame's rank): each link sends only the parts of the tiles this rank's
+// positions touched and receives those its neighbour's touched, exactly
+// those bytes, fewer than the batch tiles' parts both ways, and the sums
+// are the same.
+TEST(Neighbor, TiledSumWithSourcesMovesOnlyEachRanksOwnTiles) {
+  Exec space;
+  auto comm = Communicator::world();
+  ScanLayout const layout = read_scan_layout(DatasetEnvironment::path, {});
+  auto strategy = make_strategy<float, Exec>("neighbor", comm, layout, {});
+  auto const& d = strategy->decomposition();
+  int const D = layout.info.ny, me = comm.rank();
+  std::size_t const every = 7;
+  auto [tiles, num, w] = batch_sums(space, layout, d, every);
+  EXPECT_TRUE(strategy->reads_tile_sources());
+  EXPECT_EQ(strategy->rank(), me);
+  Partition const p = partition_scan(layout.positions_px, D, layout.grid.height, layout.grid.width, comm.size());
+  std::vector<int> rank_of(layout.positions_px.size(), -1);
+  for (int q = 0; q < comm.size(); ++q)
+    for (std::size_t id : p.frames[q]) rank_of[id] = q;
+  std::vector<std::array<double, 2>> centres;
+  std::vector<int> ranks;
+  for (std::size_t id = 0; id < layout.positions_px.size(); id += every) {
+    centres.push_back({layout.positions_px[id][0] - d.tile_y, layout.positions_px[id][1] - d.tile_x});
+    ranks.push_back(rank_of[id]);
+  }
+  std::vector<std::array<int, 2>> origins;
+  for (std::size_t k = 0; k < tiles.host.extent(0); ++k) origins.push_back({tiles.host(k, 0), tiles.host(k, 1)});
+  auto sourced = tiles;
+  sourced.sources = std::make_shared<TileSources const>(
+      footprint_tile_sources(origins, centres, ranks, D, d.tile_height, d.tile_width));
+
+  strategy->take_bytes_moved();
+  strategy->sum_object(space, num, w, sourced, -1.0);
+  std::size_t const moved = strategy->take_bytes_moved();
+  EXPECT_EQ(coverage_mismatches(layout, d, num, w, every), 0);
+
+  // The bytes: 3 floats per pixel of the parts sent and of those received.
+  std::size_t expected = 0, both_ways = 0;
+  for (int s : p.neighbours[me]) {
+    Box const g = intersect(p.tiles[me], p.tiles[s]);
+    Box const region{g.y - d.tile_y, g.x - d.tile_x, g.height, g.width};
+    for (std::size_t k = 0; k < origins.size(); ++k) {
+      std::size_t const area = intersect(Box{origins[k][0], origins[k][1], tile_edge, tile_edge}, region).area();
+      expected += 3 * sizeof(float) * area * (sourced.sources->touched_by(k, me) + sourced.sources->touched_by(k, s));
+      both_ways += 2 * 3 * sizeof(float) * area;
+    }
+  }
+  EXPECT_EQ(moved, expected);
+  double totals[2] = {double(moved), double(both_ways)};
+  comm.allreduce(totals, 2, Datatype::float64, ReduceOp::sum);
+  if (totals[1] > 0) {
+    EXPECT_LT(totals[0], totals[1]);
+    if (me == 0)
+      std::printf("[ measured ] %d ranks: a batch of every 7th frame moves %.0f bytes with its tiles' sources, "
+                  "%.0f without (%.2f)\n",
+                  comm.size(), totals[0], totals[1], totals[0] / totals[1]);
+  }
 }
 
 // full-sync over a batch's tiles (every 7th frame): every pixel of the tiles

@@ -98,6 +98,7 @@ class Reconstruction {
   std::vector<std::vector<int>> m_global;  ///< the global batches (frame ids), fixed for the run
   std::vector<LocalBatch<ExecSpace>> m_batches;
   std::vector<std::array<double, 2>> m_positions, m_reference;  ///< current and file positions, global pixels
+  std::vector<int> m_frame_rank;  ///< the rank holding each frame, when the strategy reads tile sources
   std::unique_ptr<PositionRefiner<T, ExecSpace>> m_refiner;  ///< made on the first refinement
   ComplexView2<T, typename ExecSpace::memory_space> m_mode_mix;  ///< the modes' recombination, M x M (M > 1)
   double m_power = 0;  ///< measured mean counts per frame

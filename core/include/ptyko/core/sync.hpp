@@ -36,13 +36,16 @@ class Sync {
                           RealField const& weight) = 0;
   /// The same when every rank's contributions lie inside `tiles` (the
   /// batch's footprint tiles, identical on ranks that share an object
-  /// grid): strategies may then move only those tiles. Pixels outside the
-  /// tiles must stay as they are (zero). `local_max` is the largest value
-  /// of `weight` over the tiles before the sum (this rank's own sums), or
-  /// negative when the caller does not know it. Returns the largest summed
-  /// weight over the tiles when the strategy can tell without a pass of its
-  /// own (the caller then needs none), else a negative value. Weights are
-  /// never negative, so a sum never lowers a pixel's weight. Collective.
+  /// grid): strategies may then move only those tiles, and, given the
+  /// tiles' sources (reads_tile_sources), only those the sender's positions
+  /// touched. Pixels outside the tiles must stay as they are (zero), and so
+  /// must a rank's sums outside the tiles its positions touched. `local_max`
+  /// is the largest value of `weight` over the tiles before the sum (this
+  /// rank's own sums), or negative when the caller does not know it.
+  /// Returns the largest summed weight over the tiles when the strategy can
+  /// tell without a pass of its own (the caller then needs none), else a
+  /// negative value. Weights are never negative, so a sum never lowers a
+  /// pixel's weight. Collective.
   virtual double sum_object(ExecSpace const& space, ComplexField const& numerator, RealField const& weight,
                             MirroredTileList<memory_space> const& /*tiles*/, double local_max) {
     sum_object(space, numerator, weight);
@@ -70,6 +73,11 @@ class Sync {
   /// them without any sum over ranks (isolated positions). The same answer
   /// on every rank. One rank: always.
   virtual bool footprint_private(std::array<double, 4> const& /*box*/) const { return ranks() == 1; }
+  /// Whether the tiled sum_object sends each rank's own contributions only
+  /// and therefore reads the batch tiles' sources (MirroredTileList::
+  /// sources, labelled by rank()); when it does not, the batches carry
+  /// none. The same answer on every rank.
+  virtual bool reads_tile_sources() const { return false; }
   /// Called at the end of every epoch: every rank must leave with the same
   /// probe. Collective.
   virtual void end_epoch(ExecSpace const&, ComplexField const& /*object*/,
@@ -77,8 +85,9 @@ class Sync {
 
   /// Bytes this rank sent and received since the last call (for progress).
   virtual std::size_t take_bytes_moved() { return 0; }
-  /// Number of ranks taking part.
+  /// Number of ranks taking part, and this one's number (0 .. ranks() - 1).
   virtual int ranks() const { return 1; }
+  virtual int rank() const { return 0; }
   virtual std::string name() const = 0;
 
   /// Convenience for one scalar.

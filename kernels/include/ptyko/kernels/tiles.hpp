@@ -15,6 +15,7 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,20 @@ inline std::vector<char> isolated_footprints(std::vector<std::array<double, 2>> 
   return isolated;
 }
 
+/// The tiles (a0..a1 rows, b0..b1 columns of tiles, inclusive) of an object
+/// padded to ty x tx whole tiles that the footprint of a patch centred at
+/// `centre` touches (footprint_box, clipped to the padded object); false
+/// when it touches none (far outside, or not finite).
+inline bool footprint_tile_range(std::array<double, 2> const& centre, int D, int ty, int tx,
+                                 std::array<int, 4>& range) {
+  int const H = ty * tile_edge, W = tx * tile_edge;
+  auto const [y0, x0, y1, x1] = footprint_box(centre, D);
+  if (!(y1 >= 0 && x1 >= 0 && y0 < H && x0 < W)) return false;
+  range = {int(std::max(0.0, y0)) / tile_edge, int(std::min(double(H - 1), y1)) / tile_edge,
+           int(std::max(0.0, x0)) / tile_edge, int(std::min(double(W - 1), x1)) / tile_edge};
+  return true;
+}
+
 /// Origins of the tiles of an (H, W) object touched by the footprints of
 /// patches of edge D centred at `centres` ((y, x) object pixels, as
 /// positions; the footprint includes the extra row/column of bilinear
@@ -92,20 +107,66 @@ inline std::vector<char> isolated_footprints(std::vector<std::array<double, 2>> 
 inline std::vector<std::array<int, 2>> footprint_tiles(std::vector<std::array<double, 2>> const& centres, int D,
                                                         int object_height, int object_width) {
   int const ty = (object_height + tile_edge - 1) / tile_edge, tx = (object_width + tile_edge - 1) / tile_edge;
-  int const H = ty * tile_edge, W = tx * tile_edge;  // padded
   std::vector<char> touched(std::size_t(ty) * std::size_t(tx), 0);
+  std::array<int, 4> r{};
   for (auto const& c : centres) {
-    auto const [y0, x0, y1, x1] = footprint_box(c, D);
-    if (!(y1 >= 0 && x1 >= 0 && y0 < H && x0 < W)) continue;
-    int const a0 = int(std::max(0.0, y0)) / tile_edge, a1 = int(std::min(double(H - 1), y1)) / tile_edge;
-    int const b0 = int(std::max(0.0, x0)) / tile_edge, b1 = int(std::min(double(W - 1), x1)) / tile_edge;
-    for (int a = a0; a <= a1; ++a)
-      for (int b = b0; b <= b1; ++b) touched[std::size_t(a) * tx + b] = 1;
+    if (!footprint_tile_range(c, D, ty, tx, r)) continue;
+    for (int a = r[0]; a <= r[1]; ++a)
+      for (int b = r[2]; b <= r[3]; ++b) touched[std::size_t(a) * tx + b] = 1;
   }
   std::vector<std::array<int, 2>> out;
   for (int a = 0; a < ty; ++a)
     for (int b = 0; b < tx; ++b)
       if (touched[std::size_t(a) * tx + b]) out.push_back({a * tile_edge, b * tile_edge});
+  return out;
+}
+
+/// Which ranks' positions touched each tile of a tile list: tile k's are
+/// ranks[begin[k]] .. ranks[begin[k + 1] - 1], ascending. A rank's own
+/// contributions to a batch's sums lie in the tiles its positions touched,
+/// so a strategy that exchanges them (neighbour-consensus) sends those
+/// tiles only and receives those its neighbour's positions touched. Host
+/// data.
+struct TileSources {
+  std::vector<int> begin;  ///< tiles + 1 offsets into ranks
+  std::vector<int> ranks;
+  bool touched_by(std::size_t tile, int rank) const {
+    auto const first = ranks.begin() + begin[tile], last = ranks.begin() + begin[tile + 1];
+    return std::binary_search(first, last, rank);
+  }
+};
+
+/// The TileSources of the tiles at `origins` (footprint_tiles of
+/// `centres`, or a list holding them): for each, the ranks `rank_of[c]` of
+/// the centres c whose footprints touch it. Host function.
+inline TileSources footprint_tile_sources(std::vector<std::array<int, 2>> const& origins,
+                                          std::vector<std::array<double, 2>> const& centres,
+                                          std::vector<int> const& rank_of, int D, int object_height,
+                                          int object_width) {
+  int const ty = (object_height + tile_edge - 1) / tile_edge, tx = (object_width + tile_edge - 1) / tile_edge;
+  std::vector<int> index(std::size_t(ty) * std::size_t(tx), -1);  // grid tile -> its place in origins
+  for (std::size_t k = 0; k < origins.size(); ++k)
+    index[std::size_t(origins[k][0] / tile_edge) * tx + origins[k][1] / tile_edge] = int(k);
+  std::vector<std::vector<int>> of(origins.size());  // a tile's ranks: a few at most
+  std::array<int, 4> r{};
+  for (std::size_t c = 0; c < centres.size(); ++c) {
+    if (!footprint_tile_range(centres[c], D, ty, tx, r)) continue;
+    for (int a = r[0]; a <= r[1]; ++a)
+      for (int b = r[2]; b <= r[3]; ++b) {
+        int const k = index[std::size_t(a) * tx + b];
+        if (k < 0) continue;
+        auto& ranks = of[std::size_t(k)];
+        if (std::find(ranks.begin(), ranks.end(), rank_of[c]) == ranks.end()) ranks.push_back(rank_of[c]);
+      }
+  }
+  TileSources out;
+  out.begin.reserve(origins.size() + 1);
+  out.begin.push_back(0);
+  for (auto& ranks : of) {
+    std::sort(ranks.begin(), ranks.end());
+    out.ranks.insert(out.ranks.end(), ranks.begin(), ranks.end());
+    out.begin.push_back(int(out.ranks.size()));
+  }
   return out;
 }
 
@@ -117,6 +178,10 @@ template <class Mem>
 struct MirroredTileList {
   TileList<Mem> list;
   typename TileList<Mem>::HostMirror host;
+  /// Optional: which ranks' positions touched each tile (null: not known,
+  /// any rank may hold contributions in any tile). Shared, not copied:
+  /// solvers pass the list by value every batch.
+  std::shared_ptr<TileSources const> sources;
 };
 
 /// A MirroredTileList holding `origins`, with their runs. Host -> device
@@ -139,7 +204,7 @@ MirroredTileList<Mem> make_mirrored_tile_list(std::vector<std::array<int, 2>> co
     }
   }
   Kokkos::deep_copy(tiles, h);  // host -> device: tile origins and runs
-  return {tiles, h};
+  return {tiles, h, nullptr};
 }
 
 /// A device TileList holding `origins`, with its runs.
