@@ -12,9 +12,11 @@
 //   full-sync:     r * 3 s A_b                    object numerator (complex) + weight over the
 //                                                 batch's tiles: A_b = 16^2 x (tiles the global
 //                                                 batch's footprints touch)
-//   neighbor k=1:  2 * 3 s A_ov,b                 the batch's tiles inside the overlaps, sent and
-//                                                 received: A_ov,b ~ A_ov A_b / A where the batches
-//                                                 are not known
+//   neighbor k=1:  2 * 3 s A_ov,b                 the batch's tiles inside the overlaps: those the
+//                                                 rank's own positions touched sent, those its
+//                                                 neighbour's touched received (2 A_ov,b pixels);
+//                                                 where the batches are not known, A_ov,b ~ A_ov A_b
+//                                                 / A (every batch tile both ways: an overestimate)
 //   neighbor k>1:  2 * 3 s A_ov,k / k             weighted object + weight of the tiles the last k
 //                                                 batches touched inside the overlaps, every k
 //                                                 batches (and the batches left at the end of an
@@ -143,7 +145,8 @@ inline double union_overlap_area(ModelInput const& in, double overlap_area, doub
 
 /// `strategy`: "full-sync" or "neighbor"; `overlap_area`/`tile_area` of the
 /// rank; `batch_overlap_area`: mean pixels of a batch's tiles inside the
-/// rank's overlaps (A_ov,b; < 0: estimated as A_ov A_b / A);
+/// rank's overlaps, half those sent and received (A_ov,b; < 0: estimated
+/// as A_ov A_b / A);
 /// `reconciled_area`: neighbor k > 1, the overlap pixels its reconciles of
 /// one epoch average, summed (< 0: estimated with union_overlap_area).
 inline ModelResult model(ModelInput const& in, std::string const& strategy, double tile_area, double overlap_area,

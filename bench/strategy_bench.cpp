@@ -238,10 +238,23 @@ Row run(Config const& cfg, ScanLayout const& layout, Truth const& truth, std::st
       make_batches(layout.positions_px, batch_options.batch_size, batch_options.batching, batch_options.seed);
   // The tiles of a global batch in the frame of an object whose origin is
   // (y0, x0), as Reconstruction makes them.
-  auto batch_tiles = [&](std::vector<int> const& batch, Box const& object) {
+  // With `rank` >= 0, of that rank's positions only (the tiles it sends).
+  auto const part = partition_scan(layout.positions_px, in.D, layout.grid.height, layout.grid.width, P);
+  std::vector<int> rank_of(layout.positions_px.size(), 0);
+  for (int q = 0; q < P; ++q)
+    for (std::size_t id : part.frames[q]) rank_of[id] = q;
+  auto batch_tiles = [&](std::vector<int> const& batch, Box const& object, int rank = -1) {
     std::vector<std::array<double, 2>> centres;
-    for (int id : batch) centres.push_back({layout.positions_px[id][0] - object.y, layout.positions_px[id][1] - object.x});
+    for (int id : batch)
+      if (rank < 0 || rank_of[std::size_t(id)] == rank)
+        centres.push_back({layout.positions_px[id][0] - object.y, layout.positions_px[id][1] - object.x});
     return footprint_tiles(centres, in.D, object.height, object.width);
+  };
+  // Pixels of `tiles` (origins in the frame of `t`) inside `region`.
+  auto pixels_inside = [](std::vector<std::array<int, 2>> const& tiles, Box const& t, Box const& region) {
+    double n = 0;
+    for (auto const& o : tiles) n += double(intersect(Box{t.y + o[0], t.x + o[1], tile_edge, tile_edge}, region).area());
+    return n;
   };
   {
     // The exact A_b.
@@ -250,19 +263,21 @@ Row run(Config const& cfg, ScanLayout const& layout, Truth const& truth, std::st
     for (auto const& batch : batches) pixels += double(batch_tiles(batch, whole).size()) * tile_edge * tile_edge;
     in.batch_tiles_pixels = batches.empty() ? 0 : pixels / double(batches.size());
   }
-  auto const part = partition_scan(layout.positions_px, in.D, layout.grid.height, layout.grid.width, P);
   double exact = 0;
   for (int r = 0; r < P; ++r) {
     Box const& t = part.tiles[r];
     double ov = 0, batch_ov = 0;
     for (int s : part.neighbours[r]) ov += double(intersect(t, part.tiles[s]).area());
-    // The exact A_ov,b: the batch tiles' pixels inside the overlaps, as
-    // neighbour-consensus packs them.
-    for (auto const& batch : batches)
-      for (auto const& o : batch_tiles(batch, t))
-        for (int s : part.neighbours[r])
-          batch_ov += double(intersect(Box{t.y + o[0], t.x + o[1], tile_edge, tile_edge},
-                                       intersect(t, part.tiles[s])).area());
+    // The exact A_ov,b, as neighbour-consensus packs the batch tiles inside
+    // each overlap: those this rank's positions touched, sent, and those
+    // the neighbour's touched, received (the model counts 2 A_ov,b).
+    for (auto const& batch : batches) {
+      auto const own = batch_tiles(batch, t, r);
+      for (int s : part.neighbours[r]) {
+        Box const region = intersect(t, part.tiles[s]);
+        batch_ov += 0.5 * (pixels_inside(own, t, region) + pixels_inside(batch_tiles(batch, t, s), t, region));
+      }
+    }
     if (!batches.empty()) batch_ov /= double(batches.size());
     // The approximate mode's reconciles over an epoch (the first epoch's
     // batch order): the union of the tiles of the batches since the last
