@@ -18,7 +18,11 @@
 // exact (a small all-reduce).
 //
 // Both modes plan each exchange on the host from the batches' host tile
-// lists (MirroredTileList): no tile list is copied back from a device.
+// lists (MirroredTileList): no tile list is copied back from a device. With
+// the tiles' sources (which ranks' positions touched each tile,
+// Reconstruction gives them since reads_tile_sources) a rank sends only the
+// tiles its own positions touched, where its sums and weights are non-zero,
+// and receives those its neighbour's touched.
 
 #include "strategies.hpp"
 
@@ -337,6 +341,21 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       link.recv_host = Kokkos::create_mirror_view(link.recv);
       m_links.push_back(std::move(link));
     }
+    // Room for the largest plan once: every tile of the grid that meets a
+    // link's region, once each way (no allocation in an epoch).
+    std::size_t most_parts = 0;
+    for (Link const& l : m_links) {
+      Box const& g = l.out.region;
+      if (g.empty()) continue;
+      auto const span = [](int first, int size) {
+        return std::size_t(std::floor(double(first + size - 1) / tile_edge) - std::floor(double(first) / tile_edge) + 1);
+      };
+      most_parts += 2 * span(tile.y + g.y, g.height) * span(tile.x + g.x, g.width);
+    }
+    if (most_parts > 0) {
+      m_parts = RegionParts<Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::parts"), most_parts);
+      m_parts_host = Kokkos::create_mirror_view(m_parts);
+    }
     // The corners of this rank's footprints in its tile: footprint_counts
     // are made from them when needed (not kept: a tile-sized array).
     m_D = D;
@@ -373,9 +392,10 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     for (Box const& t : m_partition.tiles) holders += !intersect(widened, t).empty();
     return holders == 1;
   }
-  /// The exact mode sends the batch tiles this rank's positions touched
-  /// (sum_object); the approximate one exchanges no batch sums.
-  bool reads_tile_sources() const override { return m_sync_every == 1; }
+  /// Both modes send the tiles this rank's positions touched: the exact
+  /// one its sums after every batch (sum_object), the approximate one its
+  /// weighted object at a reconcile.
+  bool reads_tile_sources() const override { return true; }
   Decomposition const& decomposition() const override { return m_decomposition; }
   Communicator const& communicator() const override { return m_comm; }
   Partition const& partition() const { return m_partition; }
@@ -400,7 +420,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
                     MirroredTileList<Mem> const& tiles, double local_max) override {
     if (m_sync_every > 1 || m_links.empty()) return local_max;
     if (m_on_tile_grid && tiles.sources) {
-      plan_links_by_source(space, tiles);
+      plan_links_by_source(space, &tiles, 1);
     } else if (m_on_tile_grid) {
       m_origins.clear();
       append_origins(tiles.host, m_origins);  // row-major, as footprint_tiles lists them
@@ -511,23 +531,31 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   }
 
   // The batch tiles name their sources: every link sends the parts of the
-  // tiles this rank's positions touched and receives those of the tiles
-  // its neighbour's touched (its neighbour plans the same two lists the
-  // other way round). This rank's sums are zero on the tiles it did not
-  // touch, so the sums are the same as exchanging every batch tile.
-  void plan_links_by_source(ExecSpace const& space, MirroredTileList<Mem> const& tiles) {
-    TileSources const& sources = *tiles.sources;
-    int const me = m_comm.rank();
-    m_origins.clear();
-    for (std::size_t k = 0; k < tiles.host.extent(0); ++k)
-      if (sources.touched_by(k, me)) m_origins.push_back({tiles.host(k, 0), tiles.host(k, 1)});
+  // tiles this rank's positions touched in any of the `n` lists and
+  // receives those of the tiles its neighbour's touched (its neighbour
+  // plans the same two lists the other way round). This rank's sums (and
+  // weights) are zero on the tiles it did not touch, so the result is that
+  // of exchanging every listed tile.
+  void plan_links_by_source(ExecSpace const& space, MirroredTileList<Mem> const* lists, std::size_t n) {
+    // The origins of the tiles `rank` touched, row-major without repeats.
+    auto touched_by = [&](int rank, std::vector<std::array<int, 2>>& out) {
+      out.clear();
+      for (std::size_t j = 0; j < n; ++j) {
+        auto const& h = lists[j].host;
+        for (std::size_t k = 0; k < h.extent(0); ++k)
+          if (lists[j].sources->touched_by(k, rank)) out.push_back({h(k, 0), h(k, 1)});
+      }
+      if (n > 1) {
+        std::sort(out.begin(), out.end());
+        out.erase(std::unique(out.begin(), out.end()), out.end());
+      }
+    };
+    touched_by(m_comm.rank(), m_origins);
     m_part_list.clear();
     for (Link& l : m_links) {
       l.out.first_part = m_part_list.size();
       plan_tile_parts(l.out, m_origins, m_part_list);
-      m_in_origins.clear();
-      for (std::size_t k = 0; k < tiles.host.extent(0); ++k)
-        if (sources.touched_by(k, l.rank)) m_in_origins.push_back({tiles.host(k, 0), tiles.host(k, 1)});
+      touched_by(l.rank, m_in_origins);
       l.in.first_part = m_part_list.size();
       plan_tile_parts(l.in, m_in_origins, m_part_list);
     }
@@ -616,10 +644,17 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   // last reconcile: elsewhere no rank changed the object, so every rank
   // still holds the last average (and no rank has weight there). Every rank
   // of a link lists the same touched tiles in its overlap (the global
-  // batches' tiles on one tile grid), so both pack the same pixels. Without
+  // batches' tiles on one tile grid), so both pack the same pixels; with
+  // the tiles' sources, each sends those its own positions touched. Without
   // recorded illumination, or off the tile grid, whole overlaps are averaged.
   void reconcile(ExecSpace const& space, ComplexField const& object) {
-    if (m_weights_recorded && m_on_tile_grid) {
+    bool sourced = m_weights_recorded && m_on_tile_grid && !m_weighted_tiles.empty();
+    for (auto const& t : m_weighted_tiles) sourced = sourced && t.sources;
+    if (sourced) {
+      // Each rank's weights lie on the tiles its positions touched: it
+      // sends those, and takes the average where its neighbour sends.
+      plan_links_by_source(space, m_weighted_tiles.data(), m_weighted_tiles.size());
+    } else if (m_weights_recorded && m_on_tile_grid) {
       m_origins.clear();
       for (auto const& t : m_weighted_tiles) append_origins(t.host, m_origins);
       std::sort(m_origins.begin(), m_origins.end());
@@ -629,8 +664,14 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       for (Link& l : m_links) l.whole_region();
     }
     RealField const w = m_weights_recorded ? m_weight : cover_weights();
-    for (Link const& l : m_links)
+    // (w, w O) on every pixel that is sent or receives: where it only
+    // receives, this rank's weight is zero and the average is the
+    // neighbours' value.
+    for (Link const& l : m_links) {
       for_each_in_link(space, "ptyko::neighbor::weighted_copy", l.out, WeightedCopy<T, Mem>{object, w, m_own, m_acc});
+      if (sourced)
+        for_each_in_link(space, "ptyko::neighbor::weighted_copy", l.in, WeightedCopy<T, Mem>{object, w, m_own, m_acc});
+    }
     // The sums of (w O, w) over the ranks, as the exact mode sums its own.
     exchange_sums(space, m_acc, m_own);
     for (Link const& l : m_links)
