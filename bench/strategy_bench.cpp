@@ -280,22 +280,28 @@ Row run(Config const& cfg, ScanLayout const& layout, Truth const& truth, std::st
     }
     if (!batches.empty()) batch_ov /= double(batches.size());
     // The approximate mode's reconciles over an epoch (the first epoch's
-    // batch order): the union of the tiles of the batches since the last
-    // reconcile, inside the overlaps, every k batches and at the end.
+    // batch order): per link, the union of the tiles this rank's positions
+    // touched since the last reconcile, sent, and of those the neighbour's
+    // touched, received, inside the overlap, every k batches and at the end
+    // (the model counts 2 x this area).
     double reconciled = -1;
     if (row.sync_every > 1) {
       reconciled = 0;
-      std::set<std::array<int, 2>> since;
+      std::map<int, std::set<std::array<int, 2>>> since;  // this rank's and its neighbours' touched tiles
       auto reconcile = [&] {
-        for (auto const& o : since)
-          for (int s : part.neighbours[r])
-            reconciled += double(intersect(Box{t.y + o[0], t.x + o[1], tile_edge, tile_edge},
-                                           intersect(t, part.tiles[s])).area());
+        for (int s : part.neighbours[r]) {
+          Box const region = intersect(t, part.tiles[s]);
+          std::vector<std::array<int, 2>> const own(since[r].begin(), since[r].end()), theirs(since[s].begin(), since[s].end());
+          reconciled += 0.5 * (pixels_inside(own, t, region) + pixels_inside(theirs, t, region));
+        }
         since.clear();
       };
       auto const order = batch_order(int(batches.size()), batch_options.seed, 0);
       for (std::size_t j = 0; j < order.size(); ++j) {
-        for (auto const& o : batch_tiles(batches[std::size_t(order[j])], t)) since.insert(o);
+        auto const& batch = batches[std::size_t(order[j])];
+        for (auto const& o : batch_tiles(batch, t, r)) since[r].insert(o);
+        for (int s : part.neighbours[r])
+          for (auto const& o : batch_tiles(batch, t, s)) since[s].insert(o);
         if ((j + 1) % std::size_t(row.sync_every) == 0) reconcile();
       }
       reconcile();
