@@ -18,7 +18,8 @@
 //                                                 where the batches are not known, A_ov,b ~ A_ov A_b
 //                                                 / A (every batch tile both ways: an overestimate)
 //   neighbor k>1:  2 * 3 s A_ov,k / k             weighted object + weight of the tiles the last k
-//                                                 batches touched inside the overlaps, every k
+//                                                 batches touched inside the overlaps (this rank's
+//                                                 own sent, its neighbour's received), every k
 //                                                 batches (and the batches left at the end of an
 //                                                 epoch): A_ov,k ~ A_ov (1 - (1 - A_b / A)^k), the
 //                                                 batches' tiles taken as independent draws
