@@ -10,8 +10,8 @@
 #include <ptyko/kernels/update.hpp>
 
 #include <chrono>
-#include <memory>
 #include <cmath>
+#include <memory>
 #include <numeric>
 #include <unordered_map>
 

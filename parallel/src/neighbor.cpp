@@ -347,8 +347,8 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     for (Link const& l : m_links) {
       Box const& g = l.out.region;
       if (g.empty()) continue;
-      auto const span = [](int first, int size) {
-        return std::size_t(std::floor(double(first + size - 1) / tile_edge) - std::floor(double(first) / tile_edge) + 1);
+      auto const span = [](int first, int size) {  // grid tiles over [first, first + size), global pixels >= 0
+        return std::size_t((first + size - 1) / tile_edge - first / tile_edge + 1);
       };
       most_parts += 2 * span(tile.y + g.y, g.height) * span(tile.x + g.x, g.width);
     }
