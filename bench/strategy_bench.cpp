@@ -240,9 +240,7 @@ Row run(Config const& cfg, ScanLayout const& layout, Truth const& truth, std::st
   // (y0, x0), as Reconstruction makes them.
   // With `rank` >= 0, of that rank's positions only (the tiles it sends).
   auto const part = partition_scan(layout.positions_px, in.D, layout.grid.height, layout.grid.width, P);
-  std::vector<int> rank_of(layout.positions_px.size(), 0);
-  for (int q = 0; q < P; ++q)
-    for (std::size_t id : part.frames[q]) rank_of[id] = q;
+  std::vector<int> const rank_of = part.frame_ranks();
   auto batch_tiles = [&](std::vector<int> const& batch, Box const& object, int rank = -1) {
     std::vector<std::array<double, 2>> centres;
     for (int id : batch)

@@ -115,6 +115,15 @@ TEST(Partition, NeighboursOnARasterGrid) {
   EXPECT_LE(most, 8u);
 }
 
+TEST(Partition, FrameRanksInvertTheFrameLists) {
+  auto pos = spiral(400, 8.0, 150.0);
+  Partition const p = partition_scan(pos, 64, 300, 300, 5);
+  std::vector<int> const ranks = p.frame_ranks();
+  ASSERT_EQ(ranks.size(), pos.size());
+  for (int r = 0; r < 5; ++r)
+    for (std::size_t id : p.frames[r]) EXPECT_EQ(ranks[id], r) << id;
+}
+
 TEST(Partition, MoreRanksThanFramesIsRefused) {
   auto pos = raster(2, 2, 5.0, 20.0);
   EXPECT_THROW(partition_scan(pos, 8, 50, 50, 5), UserError);

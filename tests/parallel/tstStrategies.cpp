@@ -390,9 +390,7 @@ TEST(Neighbor, TiledSumWithSourcesMovesOnlyEachRanksOwnTiles) {
   EXPECT_TRUE(strategy->reads_tile_sources());
   EXPECT_EQ(strategy->rank(), me);
   Partition const p = partition_scan(layout.positions_px, D, layout.grid.height, layout.grid.width, comm.size());
-  std::vector<int> rank_of(layout.positions_px.size(), -1);
-  for (int q = 0; q < comm.size(); ++q)
-    for (std::size_t id : p.frames[q]) rank_of[id] = q;
+  std::vector<int> const rank_of = p.frame_ranks();
   std::vector<std::array<double, 2>> centres;
   std::vector<int> ranks;
   for (std::size_t id = 0; id < layout.positions_px.size(); id += every) {
@@ -510,9 +508,7 @@ void reconcile_averages_only_touched_tiles(bool sourced) {
   auto const& d = strategy->decomposition();
   int const D = layout.info.ny, r = comm.rank(), H = d.tile_height, W = d.tile_width, P = comm.size();
   Partition const p = partition_scan(layout.positions_px, D, layout.grid.height, layout.grid.width, P);
-  std::vector<int> rank_of(layout.positions_px.size(), -1);
-  for (int q = 0; q < P; ++q)
-    for (std::size_t id : p.frames[q]) rank_of[id] = q;
+  std::vector<int> const rank_of = p.frame_ranks();
   // touched[q](y, x): in how many batches rank q's positions touched the
   // pixel's tile (any rank's, unsourced); q's weight there is that times q + 1.
   std::vector<Kokkos::View<int**, Kokkos::HostSpace>> touched;

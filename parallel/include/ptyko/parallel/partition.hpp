@@ -32,6 +32,16 @@ struct Partition {
   std::vector<Box> tiles;
   /// neighbours[r]: ranks whose tiles share pixels with rank r's, ascending.
   std::vector<std::vector<int>> neighbours;
+
+  /// The rank of every frame, indexed by frame (the inverse of `frames`).
+  std::vector<int> frame_ranks() const {
+    std::size_t n = 0;
+    for (auto const& f : frames) n += f.size();
+    std::vector<int> out(n, -1);
+    for (std::size_t r = 0; r < frames.size(); ++r)
+      for (std::size_t id : frames[r]) out[id] = int(r);
+    return out;
+  }
 };
 
 /// Partitions `positions` (probe centres, global object pixels) of a scan
