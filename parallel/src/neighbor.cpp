@@ -436,7 +436,9 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     // Always exact, also when the object is only reconciled every k batches:
     // M x D x D values are cheap, and probes drifting apart between
     // reconciliations would give each tile its own phase and scale, which no
-    // averaging of the overlaps can repair.
+    // averaging of the overlaps can repair. Measured: probes averaged once
+    // per epoch (tike) or every k batches lose accuracy, and per epoch
+    // diverge over more epochs (docs/performance.md item 47).
     allreduce_views(space, m_comm, num, w, ReduceOp::sum, m_staging);  // one call: UpdateSums keeps them adjacent
   }
 
