@@ -197,7 +197,7 @@ struct UnpackAddSums {
   KOKKOS_INLINE_FUNCTION T operator()(std::size_t p0, int y, int x0, int x1) const {
     T* w = &W(y, x0);
     int const len = x1 - x0;
-    T largest = 0;
+    T const largest = 0;
     if (N.extent(0) > 0) {
       Complex<T>* v = &N(y, x0);
       T const* b = &B(2 * p0);
@@ -210,8 +210,9 @@ struct UnpackAddSums {
       T const* bw = &B(p0);
       for (int j = 0; j < len; ++j) w[j] += bw[j];
     }
-    for (int j = 0; j < len; ++j) largest = w[j] > largest ? w[j] : largest;
-    return largest;
+    // Not `w[j] > largest ? w[j] : largest`, which GCC keeps scalar over
+    // floats (a vmaxss chain): max_nonnegative vectorises, exactly.
+    return max_nonnegative(w, 0, std::size_t(len), largest);
   }
 };
 
