@@ -308,7 +308,7 @@ void check_object_memory(ScanLayout const& layout, parallel::Decomposition const
                 fmt::format("{:.1f}", bytes / (1 << 30)), " GiB per rank, more than half of this machine's ",
                 fmt::format("{:.1f}", memory / (1 << 30)),
                 " GiB: check the translations' units (metres) and the geometry (energy, distance, pixel size), "
-                "or use --strategy neighbor on more ranks");
+                "or run on more ranks with --strategy neighbor (the default)");
 }
 
 // A checkpoint fits this input: same object grid, probe size and positions.
@@ -407,12 +407,22 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
       check_checkpoint_matches(*checkpoint, layout, job.resume);
     }
     file_positions = layout.positions_px;
-    // Refined positions continue from where the checkpoint left them.
-    if (checkpoint && !checkpoint->result.file_positions_px.empty())
-      layout.positions_px = checkpoint->result.positions_px;
     parallel::StrategyOptions sopts;
     sopts.sync_every = cfg.sync_every;
+    // The ranks split the frames by the file's positions, as the run that
+    // wrote the checkpoint did (a resumed run then continues it exactly);
+    // their tiles also hold the refined positions' footprints, from where
+    // the refinement continues.
+    if (checkpoint && !checkpoint->result.file_positions_px.empty())
+      sopts.held_positions = checkpoint->result.positions_px;
+    // Refinement moves a position up to its largest shift from the file's:
+    // the tiles hold that much around the footprints (else a rank's tile
+    // edge would stop it sooner than the object's edge stops full-sync).
+    if (resolved.refine_positions)
+      sopts.footprint_margin = int(std::ceil(resolved.positions_max_shift >= 0 ? resolved.positions_max_shift
+                                                                               : layout.info.ny / 4.0));
     strategy = parallel::make_strategy<T, Exec>(cfg.strategy, comm, layout, sopts);
+    if (!sopts.held_positions.empty()) layout.positions_px = sopts.held_positions;
     auto const& dec = strategy->decomposition();
     check_object_memory(layout, dec, sizeof(T));
     if (!cfg.probe_guess.empty())
@@ -790,7 +800,7 @@ void add_reconstruct(CLI::App& app, Action& action) {
       "  ptyko reconstruct --print-config > run.toml\n"
       "  ptyko reconstruct --config run.toml data.cxi -o out.h5 --checkpoint-every 20\n"
       "  ptyko reconstruct --resume out.h5 --epochs 400\n"
-      "  mpiexec -n 4 ptyko reconstruct data.cxi -o out.h5 --strategy neighbor\n"
+      "  mpiexec -n 4 ptyko reconstruct data.cxi -o out.h5 --sync-every 4   (approximate neighbour consensus)\n"
       "  mpiexec -n 8 ptyko reconstruct angle_*.cxi -o results/   (one result per view, 8 ranks shared)\n"
       "See docs/usage.md.");
   auto args = std::make_shared<ReconstructArgs>();

@@ -248,6 +248,10 @@ EpochReport Reconstruction<T, ExecSpace>::step() {
     report.position_rms_move_px = moved.rms_move_px;
     report.position_max_move_px = moved.max_move_px;
     plan_batches();
+    std::vector<std::array<double, 2>> own;
+    own.reserve(m_data.frame_ids.size());
+    for (std::size_t id : m_data.frame_ids) own.push_back(m_positions[id]);
+    m_sync.positions_moved(own);
   }
   fence(m_space, "ptyko::Reconstruction::epoch_done");
 

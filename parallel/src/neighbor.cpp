@@ -318,7 +318,9 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   Neighbor(Communicator comm, ScanLayout const& layout, StrategyOptions const& options)
       : m_comm(std::move(comm)), m_sync_every(options.sync_every) {
     int const D = layout.info.ny;
-    m_partition = partition_scan(layout.positions_px, D, layout.grid.height, layout.grid.width, m_comm.size());
+    require_a_frame_per_rank(layout, m_comm);
+    m_partition = partition_scan(layout.positions_px, D, layout.grid.height, layout.grid.width, m_comm.size(),
+                                 options.held_positions, options.footprint_margin);
     int const r = m_comm.rank();
     Box const& tile = m_partition.tiles[r];
     m_decomposition.frame_ids = m_partition.frames[r];
@@ -358,11 +360,13 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       m_parts_host = Kokkos::create_mirror_view(m_parts);
     }
     // The corners of this rank's footprints in its tile: footprint_counts
-    // are made from them when needed (not kept: a tile-sized array).
+    // are made from them when needed (not kept: a tile-sized array). A
+    // resumed run's footprints are those of its refined positions.
     m_D = D;
+    std::vector<std::array<double, 2>> own;
     for (std::size_t id : m_partition.frames[r])
-      m_corners.push_back({int(std::floor(layout.positions_px[id][0] - D / 2)) - tile.y,
-                           int(std::floor(layout.positions_px[id][1] - D / 2)) - tile.x});
+      own.push_back(options.held_positions.empty() ? layout.positions_px[id] : options.held_positions[id]);
+    set_corners(own);
     if (m_sync_every > 1) {
       m_weight = make_object_field<RealField>(ExecSpace(), "ptyko::neighbor::weight", tile.height, tile.width, T(0));
       m_own = RealField(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::own_weight"),
@@ -471,37 +475,62 @@ class Neighbor final : public Strategy<T, ExecSpace> {
 
   std::size_t take_bytes_moved() override { return m_comm.take_bytes_moved(); }
 
+  /// Refined positions: the stitching weights of gather_object and the
+  /// consensus weights of solvers that record no illumination are the
+  /// footprints where the positions are now (with the file's, the pixels
+  /// only moved footprints reach would be stitched as 1).
+  void positions_moved(std::vector<std::array<double, 2>> const& own) override {
+    set_corners(own);
+    if (m_cover.extent(0) > 0) {
+      auto const h = footprint_counts();
+      Kokkos::deep_copy(m_cover, h);  // host -> device: footprint counts, after a refinement
+    }
+  }
+
   HostComplex2 gather_object(ExecSpace const& space, ComplexField const& object) override {
-    // Every rank sends (tile box, cover-weighted object, cover); rank 0 adds
-    // them up and divides: seamless, and exact where the tiles agree.
+    // Every rank sends (cover-weighted object, cover, object) over its tile;
+    // rank 0 adds them up and divides: seamless, and exact where the tiles
+    // agree. Pixels no footprint covers now (refined positions may have
+    // left them after updating them) take the holders' plain mean, which
+    // is their common value in the exact mode.
     Box const tile = m_partition.tiles[m_comm.rank()];
     auto h_obj = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), object);  // device -> host: tile
     auto const h_cover = footprint_counts();
-    std::vector<char> bytes(tile.area() * 3 * sizeof(double));
+    constexpr int channels = 5;
+    std::vector<char> bytes(tile.area() * channels * sizeof(double));
     auto* v = reinterpret_cast<double*>(bytes.data());
     for (std::size_t k = 0; k < tile.area(); ++k) {
-      double const c = double(h_cover.data()[k]);
-      v[3 * k] = c * double(h_obj.data()[k].real());
-      v[3 * k + 1] = c * double(h_obj.data()[k].imag());
-      v[3 * k + 2] = c;
+      double const c = double(h_cover.data()[k]), re = double(h_obj.data()[k].real()),
+                   im = double(h_obj.data()[k].imag());
+      v[channels * k] = c * re;
+      v[channels * k + 1] = c * im;
+      v[channels * k + 2] = c;
+      v[channels * k + 3] = re;
+      v[channels * k + 4] = im;
     }
     std::vector<std::size_t> offsets;
     auto all = m_comm.gather_bytes(bytes, offsets, 0);
     if (m_comm.rank() != 0) return HostComplex2();
+    // The sums of the five channels, and the holders' count last.
     Kokkos::View<double***, Kokkos::LayoutRight, Kokkos::HostSpace> acc("ptyko::neighbor::stitch", m_global_height,
-                                                                         m_global_width, 3);
+                                                                         m_global_width, channels + 1);
     for (int r = 0; r < m_comm.size(); ++r) {
       Box const t = m_partition.tiles[r];
       auto const* src = reinterpret_cast<double const*>(all.data() + offsets[r]);
       for (int y = 0; y < t.height; ++y)
-        for (int x = 0; x < t.width; ++x)
-          for (int c = 0; c < 3; ++c) acc(t.y + y, t.x + x, c) += src[3 * (std::size_t(y) * t.width + x) + c];
+        for (int x = 0; x < t.width; ++x) {
+          for (int c = 0; c < channels; ++c)
+            acc(t.y + y, t.x + x, c) += src[channels * (std::size_t(y) * t.width + x) + c];
+          acc(t.y + y, t.x + x, channels) += 1;
+        }
     }
     HostComplex2 out("ptyko::neighbor::object", m_global_height, m_global_width);
     for (int y = 0; y < m_global_height; ++y)
       for (int x = 0; x < m_global_width; ++x) {
-        double const c = acc(y, x, 2);
-        out(y, x) = c > 0 ? Complex<double>(acc(y, x, 0) / c, acc(y, x, 1) / c) : Complex<double>(1, 0);
+        double const c = acc(y, x, 2), held = acc(y, x, channels);
+        out(y, x) = c > 0      ? Complex<double>(acc(y, x, 0) / c, acc(y, x, 1) / c)
+                    : held > 0 ? Complex<double>(acc(y, x, 3) / held, acc(y, x, 4) / held)
+                               : Complex<double>(1, 0);
       }
     (void)space;
     return out;
@@ -682,6 +711,16 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     for (auto const& t : m_weighted_tiles) zero_tiles(space, t.list, m_weight);
     m_weighted_tiles.clear();
     m_batches_since_sync = 0;
+  }
+
+  // m_corners from this rank's positions (global object pixels).
+  void set_corners(std::vector<std::array<double, 2>> const& own) {
+    PTYKO_ASSERT(own.size() == m_partition.frames[m_comm.rank()].size(), own.size(), " positions for ",
+                 m_partition.frames[m_comm.rank()].size(), " frames");
+    Box const& tile = m_partition.tiles[m_comm.rank()];
+    m_corners.clear();
+    for (auto const& p : own)
+      m_corners.push_back({int(std::floor(p[0] - m_D / 2)) - tile.y, int(std::floor(p[1] - m_D / 2)) - tile.x});
   }
 
   // How many of this rank's footprints cover each tile pixel: the stitching

@@ -20,9 +20,12 @@ Box intersect(Box const& a, Box const& b) {
 }
 
 Partition partition_scan(std::vector<std::array<double, 2>> const& positions, int D, int height, int width,
-                         int ranks) {
+                         int ranks, std::vector<std::array<double, 2>> const& held, int margin) {
   PTYKO_REQUIRE(ranks >= 1 && std::size_t(ranks) <= positions.size(), ranks, " MPI ranks for ",
                 positions.size(), " frames: run with at most ", positions.size(), " ranks");
+  PTYKO_ASSERT(held.empty() || held.size() == positions.size(), held.size(), " held positions for ",
+               positions.size(), " frames");
+  PTYKO_ASSERT(margin >= 0, "a margin of ", margin, " pixels");
   Partition p;
   auto groups = compact_groups(positions, ranks);
   p.frames.resize(ranks);
@@ -41,17 +44,24 @@ Partition partition_scan(std::vector<std::array<double, 2>> const& positions, in
       y1 = std::max(y1, cy + D + 1);
       x1 = std::max(x1, cx + D + 1);
     }
-    // One pixel of safety: device positions are rounded to the working
-    // precision. Origins on the object tile grid (multiples of tile_edge):
+    // `margin` pixels for positions that move (refinement), and one pixel
+    // of safety: device positions are rounded to the working precision. Origins on the object tile grid (multiples of tile_edge):
     // then every rank's batch tiles lie on one global grid, and neighbours
     // agree on the tiles they share (neighbour-consensus exchanges only the
     // batch tiles inside an overlap).
-    y0 = std::max(0, y0 - 1);
-    x0 = std::max(0, x0 - 1);
+    y0 = std::max(0, y0 - margin - 1);
+    x0 = std::max(0, x0 - margin - 1);
     y0 -= y0 % tile_edge;
     x0 -= x0 % tile_edge;
-    y1 = std::min(height, y1 + 1);
-    x1 = std::min(width, x1 + 1);
+    y1 = std::min(height, y1 + margin + 1);
+    x1 = std::min(width, x1 + margin + 1);
+    for (std::size_t id : held.empty() ? std::vector<std::size_t>() : p.frames[r]) {
+      int const cy = int(std::floor(held[id][0] - D / 2)), cx = int(std::floor(held[id][1] - D / 2));
+      if (cy < y0) y0 = std::max(0, cy - 1) / tile_edge * tile_edge;
+      if (cx < x0) x0 = std::max(0, cx - 1) / tile_edge * tile_edge;
+      if (cy + D + 1 > y1) y1 = std::min(height, cy + D + 2);
+      if (cx + D + 1 > x1) x1 = std::min(width, cx + D + 2);
+    }
     p.tiles[r] = Box{y0, x0, y1 - y0, x1 - x0};
   }
   p.neighbours.resize(ranks);

@@ -12,12 +12,17 @@
 
 namespace ptyko::parallel::impl {
 
-/// The frames of `comm.rank()`: equal-count, spatially compact groups (RCB),
-/// the same split for every strategy. Throws UserError for more ranks than frames.
-inline std::vector<std::size_t> frames_of_rank(ScanLayout const& layout, Communicator const& comm) {
+/// Throws UserError, naming the file, for more ranks than frames.
+inline void require_a_frame_per_rank(ScanLayout const& layout, Communicator const& comm) {
   std::size_t const n = layout.positions_px.size();
   PTYKO_REQUIRE(std::size_t(comm.size()) <= n, layout.info.path, ": ", comm.size(), " MPI ranks for ", n,
                 " frames: run with at most ", n, " ranks");
+}
+
+/// The frames of `comm.rank()`: equal-count, spatially compact groups (RCB),
+/// the same split for every strategy. Throws UserError for more ranks than frames.
+inline std::vector<std::size_t> frames_of_rank(ScanLayout const& layout, Communicator const& comm) {
+  require_a_frame_per_rank(layout, comm);
   return partition_scan(layout.positions_px, layout.info.ny, layout.grid.height, layout.grid.width, comm.size())
       .frames[comm.rank()];
 }

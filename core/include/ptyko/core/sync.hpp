@@ -17,6 +17,7 @@
 #include <array>
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace ptyko {
 
@@ -78,6 +79,11 @@ class Sync {
   /// sources, labelled by rank()); when it does not, the batches carry
   /// none. The same answer on every rank.
   virtual bool reads_tile_sources() const { return false; }
+  /// Called after the positions moved (position refinement), on every rank
+  /// with its own frames' positions (global object pixels, in the order of
+  /// its frames): strategies that keep the footprints (neighbour-consensus's
+  /// stitching and consensus weights) follow them. Not collective.
+  virtual void positions_moved(std::vector<std::array<double, 2>> const& /*own_positions*/) {}
   /// Called at the end of every epoch: every rank must leave with the same
   /// probe. Collective.
   virtual void end_epoch(ExecSpace const&, ComplexField const& /*object*/,

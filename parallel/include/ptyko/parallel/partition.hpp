@@ -47,7 +47,14 @@ struct Partition {
 /// Partitions `positions` (probe centres, global object pixels) of a scan
 /// with D x D frames on an object of `height` x `width` pixels over `ranks`
 /// ranks. Throws UserError when there are more ranks than positions.
+/// `held` (empty, or one per position): other positions of the same frames
+/// whose footprints the tiles must hold too, a resumed run's refined ones.
+/// The frames are split by `positions` alone, and a tile grows only where a
+/// held footprint lies outside it: a run resumed on as many ranks gets the
+/// tiles it had (its refinement kept every footprint inside them).
+/// `margin`: pixels the positions may move (refinement's largest shift),
+/// which the tiles hold beyond the footprints, within the object.
 Partition partition_scan(std::vector<std::array<double, 2>> const& positions, int D, int height, int width,
-                         int ranks);
+                         int ranks, std::vector<std::array<double, 2>> const& held = {}, int margin = 0);
 
 }  // namespace ptyko::parallel

@@ -12,6 +12,7 @@
 #include <ptyko/core/sync.hpp>
 #include <ptyko/parallel/communicator.hpp>
 
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,15 @@ struct Decomposition {
 
 struct StrategyOptions {
   int sync_every = 1;  ///< neighbor: batches between overlap exchanges (1: exact)
+  /// neighbor: the refined positions of a resumed run (one per frame, global
+  /// object pixels), whose footprints the tiles must hold too; the frames
+  /// are still split by the layout's (the file's) positions, as the run
+  /// that wrote the checkpoint split them (partition_scan's `held`).
+  std::vector<std::array<double, 2>> held_positions;
+  /// neighbor: pixels a position may move from where it starts (position
+  /// refinement's largest shift): the tiles hold the footprints that far
+  /// out, so that refinement moves a position as far on any rank count.
+  int footprint_margin = 0;
 };
 
 template <class T, class ExecSpace>
