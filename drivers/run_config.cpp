@@ -370,7 +370,7 @@ std::vector<OptionDef> const& options() {
         "of the frame size)",
         [](RunConfig& c) -> auto& { return c.solver.positions_max_shift; }, Flag::none, "16"));
     // -- [parallel]
-    t.push_back(option("parallel", "strategy", "--strategy", "Parallel strategy: full-sync or neighbor",
+    t.push_back(option("parallel", "strategy", "--strategy", "Parallel strategy: neighbor or full-sync (the same result; neighbor moves fewer bytes)",
         [](RunConfig& c) -> auto& { return c.strategy; }));
     t.push_back(option("parallel", "sync_every", "--sync-every",
         "neighbor: batches between overlap exchanges (1: exact, >1: approximate consensus)",
@@ -579,6 +579,9 @@ void finish_run_config(RunConfig& c) {
   PTYKO_REQUIRE(c.error_every >= 0, "--error-every must be >= 0, got ", c.error_every);
   PTYKO_REQUIRE(c.checkpoint_every >= 0, "--checkpoint-every must be >= 0, got ", c.checkpoint_every);
   PTYKO_REQUIRE(c.sync_every >= 1, "--sync-every must be >= 1, got ", c.sync_every);
+  PTYKO_REQUIRE(c.sync_every == 1 || c.strategy == "neighbor" || c.strategy == "neighbour", "--sync-every ",
+                c.sync_every, " is the approximate mode of --strategy neighbor, not of ", c.strategy,
+                ": drop --sync-every or use --strategy neighbor");
   PTYKO_REQUIRE(c.solver.positions_start >= -1, "--refine-start must be >= 0 (an epoch, from 0), got ",
                 c.solver.positions_start);
   PTYKO_REQUIRE(c.solver.positions_max_shift >= 0 || c.solver.positions_max_shift == -1,

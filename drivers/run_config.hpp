@@ -39,7 +39,7 @@ struct RunConfig {
   double probe_diameter = 0;  ///< initial probe size without a guess (0: from the scan step)
   std::string probe_guess;    ///< --probe FILE[:DATASET]: the initial probe (else the input's guess)
   // -- [parallel]
-  std::string strategy = "full-sync";
+  std::string strategy = "neighbor";  ///< exact, and on every scan measured faster than full-sync at P > 1
   int sync_every = 1;
   // -- [output]
   std::string output;  ///< result file, or folder for several views

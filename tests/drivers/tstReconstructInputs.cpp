@@ -233,6 +233,13 @@ TEST_F(Inputs, UnknownStrategyListsTheValidOnes) {
   expect_rejected(args("scan.cxi", {"--strategy", "fast"}), {"--strategy 'fast'", "full-sync", "neighbor"});
 }
 
+TEST_F(Inputs, SyncEveryIsNeighbourConsensusOnly) {
+  good();
+  expect_rejected(args("scan.cxi", {"--strategy", "full-sync", "--sync-every", "4"}),
+                  {"--sync-every 4", "full-sync", "--strategy neighbor"});
+  EXPECT_EQ(run(args("scan.cxi", {"--sync-every", "4"})).code, 0);  // the default strategy takes it
+}
+
 TEST_F(Inputs, UnknownNoiseModelListsTheValidOnes) {
   good();
   expect_rejected(args("scan.cxi", {"--noise", "laplace"}), {"--noise 'laplace'", "gaussian", "poisson"});
