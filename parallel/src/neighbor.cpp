@@ -488,49 +488,43 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   }
 
   HostComplex2 gather_object(ExecSpace const& space, ComplexField const& object) override {
-    // Every rank sends (cover-weighted object, cover, object) over its tile;
-    // rank 0 adds them up and divides: seamless, and exact where the tiles
-    // agree. Pixels no footprint covers now (refined positions may have
-    // left them after updating them) take the holders' plain mean, which
-    // is their common value in the exact mode.
+    // Every rank sends (weighted object, weight) over its tile, rank 0 adds
+    // them up and divides: seamless, and exact where the tiles agree. The
+    // weight is the footprint count plus a tiny floor, so that a pixel no
+    // footprint covers now (refined positions may have left it after
+    // updating it) takes the plain mean of its holders, its common value
+    // in the exact mode, instead of being lost. (In the exact mode every
+    // weighting gives the common value to double rounding, far below the
+    // float it is stored in.)
     Box const tile = m_partition.tiles[m_comm.rank()];
     auto h_obj = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), object);  // device -> host: tile
     auto const h_cover = footprint_counts();
-    constexpr int channels = 5;
-    std::vector<char> bytes(tile.area() * channels * sizeof(double));
+    constexpr double floor = 1e-6;  // counts are whole numbers
+    std::vector<char> bytes(tile.area() * 3 * sizeof(double));
     auto* v = reinterpret_cast<double*>(bytes.data());
     for (std::size_t k = 0; k < tile.area(); ++k) {
-      double const c = double(h_cover.data()[k]), re = double(h_obj.data()[k].real()),
-                   im = double(h_obj.data()[k].imag());
-      v[channels * k] = c * re;
-      v[channels * k + 1] = c * im;
-      v[channels * k + 2] = c;
-      v[channels * k + 3] = re;
-      v[channels * k + 4] = im;
+      double const c = double(h_cover.data()[k]) + floor;
+      v[3 * k] = c * double(h_obj.data()[k].real());
+      v[3 * k + 1] = c * double(h_obj.data()[k].imag());
+      v[3 * k + 2] = c;
     }
     std::vector<std::size_t> offsets;
     auto all = m_comm.gather_bytes(bytes, offsets, 0);
     if (m_comm.rank() != 0) return HostComplex2();
-    // The sums of the five channels, and the holders' count last.
     Kokkos::View<double***, Kokkos::LayoutRight, Kokkos::HostSpace> acc("ptyko::neighbor::stitch", m_global_height,
-                                                                         m_global_width, channels + 1);
+                                                                         m_global_width, 3);
     for (int r = 0; r < m_comm.size(); ++r) {
       Box const t = m_partition.tiles[r];
       auto const* src = reinterpret_cast<double const*>(all.data() + offsets[r]);
       for (int y = 0; y < t.height; ++y)
-        for (int x = 0; x < t.width; ++x) {
-          for (int c = 0; c < channels; ++c)
-            acc(t.y + y, t.x + x, c) += src[channels * (std::size_t(y) * t.width + x) + c];
-          acc(t.y + y, t.x + x, channels) += 1;
-        }
+        for (int x = 0; x < t.width; ++x)
+          for (int c = 0; c < 3; ++c) acc(t.y + y, t.x + x, c) += src[3 * (std::size_t(y) * t.width + x) + c];
     }
     HostComplex2 out("ptyko::neighbor::object", m_global_height, m_global_width);
     for (int y = 0; y < m_global_height; ++y)
       for (int x = 0; x < m_global_width; ++x) {
-        double const c = acc(y, x, 2), held = acc(y, x, channels);
-        out(y, x) = c > 0      ? Complex<double>(acc(y, x, 0) / c, acc(y, x, 1) / c)
-                    : held > 0 ? Complex<double>(acc(y, x, 3) / held, acc(y, x, 4) / held)
-                               : Complex<double>(1, 0);
+        double const c = acc(y, x, 2);  // > 0 on every pixel some tile holds
+        out(y, x) = c > 0 ? Complex<double>(acc(y, x, 0) / c, acc(y, x, 1) / c) : Complex<double>(1, 0);
       }
     (void)space;
     return out;
@@ -713,10 +707,9 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     m_batches_since_sync = 0;
   }
 
-  // m_corners from this rank's positions (global object pixels).
+  // m_corners from this rank's positions (global object pixels): its
+  // frames', fewer than the partition's when empty frames were dropped.
   void set_corners(std::vector<std::array<double, 2>> const& own) {
-    PTYKO_ASSERT(own.size() == m_partition.frames[m_comm.rank()].size(), own.size(), " positions for ",
-                 m_partition.frames[m_comm.rank()].size(), " frames");
     Box const& tile = m_partition.tiles[m_comm.rank()];
     m_corners.clear();
     for (auto const& p : own)

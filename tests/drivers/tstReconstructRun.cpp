@@ -468,6 +468,11 @@ TEST_F(Run, SkipsEmptyFramesWithAWarning) {
   ok({"reconstruct", "large.cxi", "-o", "one.h5", "--epochs", "2", "--no-images", "-q"});
   ok({"reconstruct", "large.cxi", "-o", "two.h5", "--epochs", "2", "--no-images", "-q", "--strategy", "neighbor"}, 2);
   expect_same_result(file("two.h5"), file("one.h5"), 1e-4);
+  // Refined positions of the kept frames only: the neighbour's stitching
+  // footprints follow them (a first version expected one per frame of the
+  // partition, the skipped ones included, and stopped the run).
+  ok({"reconstruct", "large.cxi", "-o", "moved.h5", "--epochs", "3", "--no-images", "-q", "--refine-positions",
+      "--refine-start", "1"}, 2);
 }
 
 TEST_F(Run, WarnsAboutLowOverlap) {
