@@ -45,8 +45,9 @@ Partition partition_scan(std::vector<std::array<double, 2>> const& positions, in
       x1 = std::max(x1, cx + D + 1);
     }
     // `margin` pixels for positions that move (refinement), and one pixel
-    // of safety: device positions are rounded to the working precision. Origins on the object tile grid (multiples of tile_edge):
-    // then every rank's batch tiles lie on one global grid, and neighbours
+    // of safety: device positions are rounded to the working precision.
+    // Origins on the object tile grid (multiples of tile_edge): then every
+    // rank's batch tiles lie on one global grid, and neighbours
     // agree on the tiles they share (neighbour-consensus exchanges only the
     // batch tiles inside an overlap).
     y0 = std::max(0, y0 - margin - 1);

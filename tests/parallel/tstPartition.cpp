@@ -124,6 +124,49 @@ TEST(Partition, FrameRanksInvertTheFrameLists) {
     for (std::size_t id : p.frames[r]) EXPECT_EQ(ranks[id], r) << id;
 }
 
+// A resumed run's refined positions (`held`) and refinement's reach
+// (`margin`): the frames are split by the positions alone; the tiles hold
+// the held footprints and the margin, and stay as they were where the held
+// positions lie inside them (a run resumed on as many ranks continues on
+// the same tiles).
+TEST(Partition, HeldPositionsAndTheMarginWidenOnlyTheTiles) {
+  auto pos = spiral(400, 8.0, 150.0);
+  int const D = 64, H = 300, W = 300, P = 4;
+  Partition const plain = partition_scan(pos, D, H, W, P);
+  auto inside = pos;  // moved by at most the tile's spare pixel: no change
+  for (auto& p : inside) p = {std::floor(p[0]) + 0.25, std::floor(p[1]) + 0.75};
+  Partition const same = partition_scan(pos, D, H, W, P, inside);
+  EXPECT_EQ(same.frames, plain.frames);
+  for (int r = 0; r < P; ++r) EXPECT_EQ(same.tiles[r], plain.tiles[r]) << r;
+  auto moved = pos;  // every position 9 pixels towards the lower right
+  for (auto& p : moved) p = {p[0] + 9, p[1] + 9};
+  Partition const held = partition_scan(pos, D, H, W, P, moved);
+  Partition const margin = partition_scan(pos, D, H, W, P, {}, 9);
+  EXPECT_EQ(held.frames, plain.frames);
+  EXPECT_EQ(margin.frames, plain.frames);
+  Box const object{0, 0, H, W};
+  auto holds = [&](Box const& tile, Box const& b) {
+    Box const in = intersect(b, object);
+    return intersect(tile, in) == in;
+  };
+  bool grew = false;
+  for (int r = 0; r < P; ++r) {
+    Box const& t = plain.tiles[r];
+    for (std::size_t id : plain.frames[r]) {
+      // the held footprint (D + 1 wide), and the file's widened by 9 on
+      // every side, inside the object
+      Box const f{int(std::floor(moved[id][0] - D / 2)), int(std::floor(moved[id][1] - D / 2)), D + 1, D + 1};
+      Box const g{int(std::floor(pos[id][0] - D / 2)) - 9, int(std::floor(pos[id][1] - D / 2)) - 9, D + 19, D + 19};
+      EXPECT_TRUE(holds(held.tiles[r], f)) << id;
+      EXPECT_TRUE(holds(margin.tiles[r], g)) << id;
+    }
+    EXPECT_TRUE(holds(held.tiles[r], t)) << r;  // only ever larger
+    EXPECT_TRUE(holds(margin.tiles[r], t)) << r;
+    grew = grew || !(held.tiles[r] == t);
+  }
+  EXPECT_TRUE(grew);
+}
+
 TEST(Partition, MoreRanksThanFramesIsRefused) {
   auto pos = raster(2, 2, 5.0, 20.0);
   EXPECT_THROW(partition_scan(pos, 8, 50, 50, 5), UserError);
