@@ -56,7 +56,8 @@ Partition partition_scan(std::vector<std::array<double, 2>> const& positions, in
     x0 -= x0 % tile_edge;
     y1 = std::min(height, y1 + margin + 1);
     x1 = std::min(width, x1 + margin + 1);
-    for (std::size_t id : held.empty() ? std::vector<std::size_t>() : p.frames[r]) {
+    for (std::size_t id : p.frames[r]) {
+      if (held.empty()) break;
       int const cy = int(std::floor(held[id][0] - D / 2)), cx = int(std::floor(held[id][1] - D / 2));
       if (cy < y0) y0 = std::max(0, cy - 1) / tile_edge * tile_edge;
       if (cx < x0) x0 = std::max(0, cx - 1) / tile_edge * tile_edge;
