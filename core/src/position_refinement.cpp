@@ -99,10 +99,12 @@ PositionRefinementReport PositionRefiner<T, ExecSpace>::refine(ExecSpace const& 
       m_waves = ComplexView4<T, Mem>(
           Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::PositionRefiner::waves"), m_chunk,
           int(state.probe.extent(0)), D, D);
+      m_cost = Kokkos::View<double, Mem>(Kokkos::view_alloc(space, "ptyko::PositionRefiner::cost"));
     }
     for (auto const& idx : m_chunks) {
       int const B = int(idx.extent(0));
-      impl::exit_wave_update(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches());
+      impl::exit_wave_update(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches(),
+                             m_cost);
       position_shift_sums(space, B, state.probe, m_model->patches(), m_waves, m_sums, idx);
     }
   }

@@ -294,7 +294,7 @@ class LSQML final : public Solver<T, ExecSpace> {
     bool const all = m_options.illumination == IlluminationNorm::all;
     std::array<double, 2> all_max{0, 0};
     if (all) all_max = all_positions_weights(space, *m_model, data, state, m_chunks, m_all, sync);
-    double cost = 0;
+    m_costs.begin(space, pipeline_passes(batches, m_chunk));
     for (auto const* batch : batches) {
       auto const& idx = batch->local;
       auto const& tiles = batch->tiles.list;
@@ -305,7 +305,7 @@ class LSQML final : public Solver<T, ExecSpace> {
       double const isolated_max =
           batch->isolated > 0 ? m_sums.begin_isolated(space, state.probe, data.positions, idx, batch->isolated) : 0;
       // The step sums below read every position's waves and patches again.
-      cost += gradient_sums(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches(), m_sums,
+      gradient_sums(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches(), m_sums, m_costs,
                             update_probe, m_chunk, /*keep=*/true, this->m_position_sums);
       auto maxima = m_sums.reduce(space, sync, update_probe, isolated_max);
       // Search directions, in place of the sums.
@@ -368,7 +368,7 @@ class LSQML final : public Solver<T, ExecSpace> {
       if (m_options.object_clip) clip_amplitude(space, tiles, state.object, T(1));
       sync.after_batch(space, state.object, m_sums.obj_w, batch->tiles);
     }
-    return cost;
+    return m_costs.total(space);
   }
 
  private:
@@ -380,6 +380,7 @@ class LSQML final : public Solver<T, ExecSpace> {
   StepView m_step;
   typename StepView::HostMirror m_step_host;
   UpdateSums<T, ExecSpace> m_sums, m_all;
+  CostSlots<ExecSpace> m_costs;  ///< the epoch's Fourier-step costs, read once at its end
   std::vector<IndexView<Mem>> m_chunks;
   int m_chunk = 1;  ///< positions per pass of the pipeline
 };

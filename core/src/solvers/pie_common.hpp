@@ -3,6 +3,7 @@
 // per-batch exit-wave update direction, and the all-positions illumination
 // weights of IlluminationNorm::all.
 
+#include <ptyko/core/impl/cost_slots.hpp>
 #include <ptyko/core/impl/update_sums.hpp>
 #include <ptyko/core/solver.hpp>
 #include <ptyko/kernels/forward.hpp>
@@ -10,6 +11,7 @@
 #include <ptyko/kernels/position_gradient.hpp>
 
 #include <algorithm>
+#include <vector>
 
 namespace ptyko::impl {
 
@@ -37,23 +39,33 @@ int pipeline_chunk(ExecSpace const& space, int D, int M, int batch, int requeste
 /// Computes, for the batch `idx`, the model far field and replaces it by the
 /// real-space exit-wave update direction delta = F^{-1}(-dL/dPsi*) (Gaussian:
 /// F^{-1}Psi' - psi; Poisson: F^{-1} Psi (d / I - 1)). The patches S O go to
-/// `patches`. Returns the batch's cost (blocking).
+/// `patches`, the batch's cost to `cost`. Non-blocking.
 template <class T, class ExecSpace>
-double exit_wave_update(ExecSpace const& space, ForwardModel<T, ExecSpace> const& model,
-                        LocalData<T, ExecSpace> const& data, State<T, ExecSpace> const& state,
-                        IndexView<typename ExecSpace::memory_space> const& idx, NoiseModel noise,
-                        ComplexView4<T, typename ExecSpace::memory_space> const& waves,
-                        ComplexView3<T, typename ExecSpace::memory_space> const& patches) {
+void exit_wave_update(ExecSpace const& space, ForwardModel<T, ExecSpace> const& model,
+                      LocalData<T, ExecSpace> const& data, State<T, ExecSpace> const& state,
+                      IndexView<typename ExecSpace::memory_space> const& idx, NoiseModel noise,
+                      ComplexView4<T, typename ExecSpace::memory_space> const& waves,
+                      ComplexView3<T, typename ExecSpace::memory_space> const& patches,
+                      Kokkos::View<double, typename ExecSpace::memory_space> const& cost) {
   int const B = int(idx.extent(0));
   model.far_field(space, state.object, state.probe, data.positions, idx, waves, patches);
   auto batch = Kokkos::subview(waves, std::make_pair(0, B), Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
   // The inverse FFT's 1/D is folded into the direction kernel.
   T const inv_d = T(1) / T(data.detector());
-  double const cost = data.frames.visit([&](auto const& frames) {
-    return cost_descent_direction(space, noise, B, waves, frames, idx, data.mask, T(1e-6), inv_d);
+  data.frames.visit([&](auto const& frames) {
+    cost_descent_direction(space, noise, B, waves, frames, idx, data.mask, cost, T(1e-6), inv_d);
   });
   model.fft().inverse(space, batch, batch, FFTNorm::none);
-  return cost;
+}
+
+/// The number of pipeline passes (exit_wave_update calls) gradient_sums
+/// makes over `batches` in chunks of `chunk` positions: the cost slots an
+/// epoch needs.
+template <class Batch>
+int pipeline_passes(std::vector<Batch const*> const& batches, int chunk) {
+  int passes = 0;
+  for (auto const* batch : batches) passes += (int(batch->local.extent(0)) + chunk - 1) / chunk;
+  return passes;
 }
 
 /// The gradient sums of a batch: exit_wave_update and sums.accumulate over
@@ -62,19 +74,18 @@ double exit_wave_update(ExecSpace const& space, ForwardModel<T, ExecSpace> const
 /// them again, LSQML); otherwise every chunk reuses the first slots, which
 /// are still in cache. With `position_sums` (not empty) each position's
 /// sums of position refinement are taken from the same waves and patches,
-/// while they are in cache (Solver::collect_position_sums). Returns the
-/// batch's cost (blocking).
+/// while they are in cache (Solver::collect_position_sums). Each chunk's
+/// cost goes to the next of `costs`' slots. Non-blocking.
 template <class T, class ExecSpace>
-double gradient_sums(ExecSpace const& space, ForwardModel<T, ExecSpace> const& model,
+void gradient_sums(ExecSpace const& space, ForwardModel<T, ExecSpace> const& model,
                      LocalData<T, ExecSpace> const& data, State<T, ExecSpace> const& state,
                      IndexView<typename ExecSpace::memory_space> const& idx, NoiseModel noise,
                      ComplexView4<T, typename ExecSpace::memory_space> const& waves,
                      ComplexView3<T, typename ExecSpace::memory_space> const& patches, UpdateSums<T, ExecSpace>& sums,
-                     bool update_probe, int chunk, bool keep,
+                     CostSlots<ExecSpace>& costs, bool update_probe, int chunk, bool keep,
                      PositionSumsView<typename ExecSpace::memory_space> const& position_sums = {}) {
   using Mem = typename ExecSpace::memory_space;
   int const B = int(idx.extent(0));
-  double cost = 0;
   if (B > 0) sums.set_batch_probe(space, state.probe);
   for (int first = 0; first < B; first += chunk) {
     int const n = std::min(chunk, B - first), slot = keep ? first : 0;
@@ -82,11 +93,10 @@ double gradient_sums(ExecSpace const& space, ForwardModel<T, ExecSpace> const& m
     auto const slots = std::make_pair(slot, slot + n);
     ComplexView4<T, Mem> const w = Kokkos::subview(waves, slots, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
     ComplexView3<T, Mem> const p = Kokkos::subview(patches, slots, Kokkos::ALL, Kokkos::ALL);
-    cost += exit_wave_update(space, model, data, state, part, noise, w, p);
+    exit_wave_update(space, model, data, state, part, noise, w, p, costs.next());
     if (position_sums.extent(0) > 0) position_shift_sums(space, n, state.probe, p, w, position_sums, part);
     sums.accumulate(space, state.probe, p, data.positions, part, w, update_probe, first);
   }
-  return cost;
 }
 
 /// Illumination weights over all of this rank's positions, summed over ranks

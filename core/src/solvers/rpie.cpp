@@ -50,7 +50,7 @@ class RPIE final : public Solver<T, ExecSpace> {
     // The Poisson direction is about twice the Gaussian step near the
     // solution (d/I - 1 ~ 2 (sqrt(d/I) - 1)): halve it.
     double const step = m_options.noise == NoiseModel::poisson ? 0.5 : 1.0;
-    double cost = 0;
+    m_costs.begin(space, pipeline_passes(batches, m_chunk));
     for (auto const* batch : batches) {
       auto const& idx = batch->local;
       auto const& tiles = batch->tiles.list;
@@ -65,7 +65,7 @@ class RPIE final : public Solver<T, ExecSpace> {
                                       m_options.alpha, step);  // reduce returns its w_max
       else if (batch->isolated > 0)
         isolated_max = m_sums.begin_isolated(space, state.probe, data.positions, idx, batch->isolated);
-      cost += gradient_sums(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches(), m_sums,
+      gradient_sums(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches(), m_sums, m_costs,
                             update_probe, m_chunk, /*keep=*/false, this->m_position_sums);
       auto maxima = m_sums.reduce(space, sync, update_probe, isolated_max);
       if (!in_pipeline && batch->isolated > 0) {
@@ -89,7 +89,7 @@ class RPIE final : public Solver<T, ExecSpace> {
       if (m_options.object_clip) clip_amplitude(space, tiles, state.object, T(1));
       sync.after_batch(space, state.object, m_sums.obj_w, batch->tiles);
     }
-    return cost;
+    return m_costs.total(space);
   }
 
  private:
@@ -98,6 +98,7 @@ class RPIE final : public Solver<T, ExecSpace> {
   std::unique_ptr<ForwardModel<T, ExecSpace>> m_model;
   ComplexView4<T, Mem> m_waves;
   UpdateSums<T, ExecSpace> m_sums, m_all;
+  CostSlots<ExecSpace> m_costs;  ///< the epoch's Fourier-step costs, read once at its end
   std::vector<IndexView<Mem>> m_chunks;
   int m_chunk = 1;  ///< positions per pass of the pipeline
 };

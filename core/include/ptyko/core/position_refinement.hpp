@@ -68,6 +68,7 @@ class PositionRefiner {
   int m_chunk = 1;
   std::unique_ptr<ForwardModel<T, ExecSpace>> m_model;
   ComplexView4<T, Mem> m_waves;
+  Kokkos::View<double, Mem> m_cost;  ///< where exit_wave_update leaves a cost refinement does not read
   PositionSumsView<Mem> m_sums;
   std::vector<IndexView<Mem>> m_chunks;
 };

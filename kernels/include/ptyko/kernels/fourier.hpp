@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 namespace ptyko {
 
@@ -81,12 +82,13 @@ namespace impl {
 // mode of Psi by op.factor(I, d) * out_scale; on masked pixels by
 // op.masked_factor * out_scale. (out_scale folds the 1/sqrt(D^2) of the
 // inverse FFT that follows into this pass, saving one pass over Psi.)
-// Returns the total cost over measured pixels (blocking: a host scalar).
-template <class ExecSpace, class T, class Mem, class DataView, class Op>
-double fourier_pixel_reduce(ExecSpace const& space, char const* label, int B,
-                            ComplexView4<T, Mem> const& Psi, DataView const& data,
-                            IndexView<Mem> const& indices, MaskView<Mem> const& mask, Op op,
-                            T out_scale = T(1)) {
+// The total cost over measured pixels goes to `cost`: a double (blocking)
+// or a Kokkos::Sum reducer over a View (non-blocking; see reduce_frame_spans).
+template <class ExecSpace, class T, class Mem, class DataView, class Op, class Cost>
+void fourier_pixel_reduce(ExecSpace const& space, char const* label, int B,
+                          ComplexView4<T, Mem> const& Psi, DataView const& data,
+                          IndexView<Mem> const& indices, MaskView<Mem> const& mask, Op op,
+                          T out_scale, Cost&& cost) {
   int const M = int(Psi.extent(1));
   int const D = int(Psi.extent(2));
   bool const has_mask = mask.extent(0) > 0;
@@ -94,7 +96,6 @@ double fourier_pixel_reduce(ExecSpace const& space, char const* label, int B,
   auto d = data;
   auto idx = indices;
   auto msk = mask;
-  double cost = 0;
   // Chunks of span_chunk_v columns: per-column intensity, factor and partial
   // cost in local arrays, so that every inner loop is element-wise (the cost
   // is summed lane by lane, then over the lanes: a fixed order).
@@ -139,8 +140,7 @@ double fourier_pixel_reduce(ExecSpace const& space, char const* label, int B,
         }
         for (int k = 0; k < chunk; ++k) acc += lane[k];
       },
-      cost);
-  return cost;
+      std::forward<Cost>(cost));
 }
 
 // fourier_pixel_reduce for a compiled mode count MC (with_compiled_modes):
@@ -205,11 +205,11 @@ KOKKOS_INLINE_FUNCTION T fourier_row(Complex<T>* const* rows, Meas const* meas, 
   return row;
 }
 
-template <int MC, class ExecSpace, class T, class Mem, class DataView, class Op>
-double fourier_pixel_reduce_compiled(ExecSpace const& space, char const* label, int B,
-                                     ComplexView4<T, Mem> const& Psi, DataView const& data,
-                                     IndexView<Mem> const& indices, MaskView<Mem> const& mask, Op op,
-                                     T out_scale) {
+template <int MC, class ExecSpace, class T, class Mem, class DataView, class Op, class Cost>
+void fourier_pixel_reduce_compiled(ExecSpace const& space, char const* label, int B,
+                                   ComplexView4<T, Mem> const& Psi, DataView const& data,
+                                   IndexView<Mem> const& indices, MaskView<Mem> const& mask, Op op,
+                                   T out_scale, Cost&& cost) {
   static_assert(MC >= 1, "fourier_pixel_reduce_compiled: a compiled mode count");
   int const D = int(Psi.extent(2));
   bool const has_mask = mask.extent(0) > 0;
@@ -217,7 +217,6 @@ double fourier_pixel_reduce_compiled(ExecSpace const& space, char const* label, 
   auto d = data;
   auto idx = indices;
   auto msk = mask;
-  double cost = 0;
   // A row's cost in T lanes, then in double over the rows (a fixed order).
   reduce_frame_spans(
       space, label, B, D,
@@ -228,22 +227,33 @@ double fourier_pixel_reduce_compiled(ExecSpace const& space, char const* label, 
                                                                has_mask ? &msk(i, 0) : nullptr, j0, j1, op,
                                                                out_scale));
       },
-      cost);
-  return cost;
+      std::forward<Cost>(cost));
 }
 
-/// fourier_pixel_reduce with the mode count compiled where it can be.
+/// fourier_pixel_reduce with the mode count compiled where it can be; the
+/// cost goes to `cost` as there.
+template <class ExecSpace, class T, class Mem, class DataView, class Op, class Cost>
+void fourier_reduce_into(ExecSpace const& space, char const* label, int B, ComplexView4<T, Mem> const& Psi,
+                         DataView const& data, IndexView<Mem> const& indices, MaskView<Mem> const& mask, Op op,
+                         T out_scale, Cost&& cost) {
+  with_compiled_modes(int(Psi.extent(1)), [&](auto mc) {
+    constexpr int MC = decltype(mc)::value;
+    if constexpr (MC > 0)
+      fourier_pixel_reduce_compiled<MC>(space, label, B, Psi, data, indices, mask, op, out_scale,
+                                        std::forward<Cost>(cost));
+    else
+      fourier_pixel_reduce(space, label, B, Psi, data, indices, mask, op, out_scale, std::forward<Cost>(cost));
+  });
+}
+
+/// fourier_reduce_into a host scalar: returns the cost (blocking).
 template <class ExecSpace, class T, class Mem, class DataView, class Op>
 double fourier_reduce(ExecSpace const& space, char const* label, int B, ComplexView4<T, Mem> const& Psi,
                       DataView const& data, IndexView<Mem> const& indices, MaskView<Mem> const& mask, Op op,
                       T out_scale = T(1)) {
-  return with_compiled_modes(int(Psi.extent(1)), [&](auto mc) {
-    constexpr int MC = decltype(mc)::value;
-    if constexpr (MC > 0)
-      return fourier_pixel_reduce_compiled<MC>(space, label, B, Psi, data, indices, mask, op, out_scale);
-    else
-      return fourier_pixel_reduce(space, label, B, Psi, data, indices, mask, op, out_scale);
-  });
+  double cost = 0;
+  fourier_reduce_into(space, label, B, Psi, data, indices, mask, op, out_scale, cost);
+  return cost;
 }
 
 // Gaussian (amplitude) noise. Cost (sqrt(I) - sqrt(d))^2.
@@ -313,21 +323,46 @@ double modulus_projection(ExecSpace const& space, int B, ComplexView4<T, Mem> co
                                     impl::ModulusProjection<T>{{eps}}, out_scale);
 }
 
+namespace impl {
+/// cost_descent_direction with its cost going to `cost` (as in
+/// fourier_pixel_reduce).
+template <class ExecSpace, class T, class Mem, class DataView, class Cost>
+void cost_descent_direction_into(ExecSpace const& space, NoiseModel noise, int B, ComplexView4<T, Mem> const& Psi,
+                                 DataView const& data, IndexView<Mem> const& indices, MaskView<Mem> const& mask,
+                                 T eps, T out_scale, T poisson_ratio, Cost&& cost) {
+  if (noise == NoiseModel::gaussian)
+    fourier_reduce_into(space, "ptyko::cost_descent_direction::gaussian", B, Psi, data, indices, mask,
+                        GaussianDirection<T>{{eps}}, out_scale, std::forward<Cost>(cost));
+  else
+    fourier_reduce_into(space, "ptyko::cost_descent_direction::poisson", B, Psi, data, indices, mask,
+                        PoissonDirection<T>{{eps}, poisson_ratio}, out_scale, std::forward<Cost>(cost));
+}
+}  // namespace impl
+
 /// Replaces Psi by the descent direction of the cost, -dL/dPsi*, zero on
 /// masked pixels: Gaussian Psi' - Psi (the modulus projection's step), or
 /// Poisson Psi (min(d / (I + eps), poisson_ratio) - 1), times `out_scale`.
-/// Returns the cost of the Psi it received (blocking).
+/// The cost of the Psi it received goes to `cost`, a View in the space's
+/// memory: non-blocking, so that a device does not wait for the host after
+/// every batch (the solvers read their batches' costs once per epoch).
+template <class ExecSpace, class T, class Mem, class DataView>
+void cost_descent_direction(ExecSpace const& space, NoiseModel noise, int B, ComplexView4<T, Mem> const& Psi,
+                            DataView const& data, IndexView<Mem> const& indices, MaskView<Mem> const& mask,
+                            Kokkos::View<double, Mem> const& cost, T eps, T out_scale = T(1),
+                            T poisson_ratio = T(poisson_ratio_max)) {
+  impl::cost_descent_direction_into(space, noise, B, Psi, data, indices, mask, eps, out_scale, poisson_ratio,
+                                    Kokkos::Sum<double, Mem>(cost));
+}
+
+/// The same, returning the cost (blocking).
 template <class ExecSpace, class T, class Mem, class DataView>
 double cost_descent_direction(ExecSpace const& space, NoiseModel noise, int B,
                               ComplexView4<T, Mem> const& Psi, DataView const& data,
                               IndexView<Mem> const& indices, MaskView<Mem> const& mask, T eps,
                               T out_scale = T(1), T poisson_ratio = T(poisson_ratio_max)) {
-  if (noise == NoiseModel::gaussian) {
-    return impl::fourier_reduce(space, "ptyko::cost_descent_direction::gaussian", B, Psi,
-                                      data, indices, mask, impl::GaussianDirection<T>{{eps}}, out_scale);
-  }
-  return impl::fourier_reduce(space, "ptyko::cost_descent_direction::poisson", B, Psi, data,
-                                    indices, mask, impl::PoissonDirection<T>{{eps}, poisson_ratio}, out_scale);
+  double cost = 0;
+  impl::cost_descent_direction_into(space, noise, B, Psi, data, indices, mask, eps, out_scale, poisson_ratio, cost);
+  return cost;
 }
 
 /// Cost of the model far fields Psi against the data under `noise`, without

@@ -338,15 +338,14 @@ void for_each_tile_span(ExecSpace const& space, char const* label, TileList<type
     Kokkos::parallel_for(label, tile_policy(space, n), impl::TilePixelSpans<Mem, Fn>{tiles, H, W, fn});
 }
 
-/// Largest value of a real (H, W) View over the tiles (0 when there are
-/// none; the Views hold non-negative weights). Blocking.
-template <class ExecSpace, class View>
-double max_over_tiles(ExecSpace const& space, TileList<typename ExecSpace::memory_space> const& tiles,
-                      View const& v) {
+namespace impl {
+/// The largest value of a real (H, W) View over the tiles through a
+/// Kokkos::Max reducer (the reducer's identity when there are no tiles).
+template <class ExecSpace, class View, class Reducer>
+void max_over_tiles_into(ExecSpace const& space, TileList<typename ExecSpace::memory_space> const& tiles,
+                         View const& v, Reducer const& reducer) {
   using V = typename View::non_const_value_type;
-  if (tiles.extent(0) == 0) return 0.0;
   auto const a = v;
-  V result = 0;
   int const H = int(v.extent(0)), W = int(v.extent(1));
   auto t = tiles;
   TileRowPrefetch const ahead = prefetch_rows_of(v);  // a no-op on devices
@@ -361,8 +360,30 @@ double max_over_tiles(ExecSpace const& space, TileList<typename ExecSpace::memor
         if (i + TileRowPrefetch::rows_ahead < tile_edge && next < H) ahead.rows(next, x0, x1);
         m = max_nonnegative(&a(y, 0), std::size_t(x0), std::size_t(x1), m);
       },
-      Kokkos::Max<V>(result));
+      reducer);
+}
+}  // namespace impl
+
+/// Largest value of a real (H, W) View over the tiles (0 when there are
+/// none; the Views hold non-negative weights). Blocking.
+template <class ExecSpace, class View>
+double max_over_tiles(ExecSpace const& space, TileList<typename ExecSpace::memory_space> const& tiles,
+                      View const& v) {
+  using V = typename View::non_const_value_type;
+  if (tiles.extent(0) == 0) return 0.0;
+  V result = 0;
+  impl::max_over_tiles_into(space, tiles, v, Kokkos::Max<V>(result));
   return std::max(0.0, double(result));
+}
+
+/// The same into `result`, a rank-0 View in the space's memory, where a
+/// value below 0 means 0 (a device may reduce several maxima before one
+/// copy to the host). Non-blocking.
+template <class ExecSpace, class View>
+void max_over_tiles(ExecSpace const& space, TileList<typename ExecSpace::memory_space> const& tiles, View const& v,
+                    Kokkos::View<typename View::non_const_value_type, typename ExecSpace::memory_space> const& result) {
+  using V = typename View::non_const_value_type;
+  impl::max_over_tiles_into(space, tiles, v, Kokkos::Max<V, typename ExecSpace::memory_space>(result));
 }
 
 /// Copies num and w of every pixel of the tiles into `packed`, planar: the

@@ -70,18 +70,36 @@ void add_patch_intensity(ExecSpace const& space, int B, ComplexView3<T, Mem> con
       });
 }
 
+namespace impl {
+/// The largest value of a View of non-negative reals through a
+/// Kokkos::Max reducer.
+template <class ExecSpace, class View, class Reducer>
+void max_value_into(ExecSpace const& space, View const& v, Reducer const& reducer) {
+  using V = typename View::non_const_value_type;
+  auto const* data = v.data();
+  reduce_plane_spans(
+      space, "ptyko::max_value", 1, v.span(),
+      KOKKOS_LAMBDA(int, std::size_t k0, std::size_t k1, V& m) { m = max_nonnegative(data, k0, k1, m); }, reducer);
+}
+}  // namespace impl
+
 /// Largest value of a View of non-negative reals (weights) of any rank, 0
 /// when it is empty (blocking: returns a host scalar).
 template <class ExecSpace, class View>
 double max_value(ExecSpace const& space, View const& v) {
   using V = typename View::non_const_value_type;
-  auto const* data = v.data();
   V result = 0;
-  reduce_plane_spans(
-      space, "ptyko::max_value", 1, v.span(),
-      KOKKOS_LAMBDA(int, std::size_t k0, std::size_t k1, V& m) { m = max_nonnegative(data, k0, k1, m); },
-      Kokkos::Max<V>(result));
+  impl::max_value_into(space, v, Kokkos::Max<V>(result));
   return double(result);
+}
+
+/// The same into `result`, a rank-0 View in the space's memory, where a
+/// value below 0 means 0 (max_over_tiles' non-blocking form). Non-blocking.
+template <class ExecSpace, class View>
+void max_value(ExecSpace const& space, View const& v,
+               Kokkos::View<typename View::non_const_value_type, typename ExecSpace::memory_space> const& result) {
+  using V = typename View::non_const_value_type;
+  impl::max_value_into(space, v, Kokkos::Max<V, typename ExecSpace::memory_space>(result));
 }
 
 /// One pixel of the regularised (rPIE-style) preconditioned update

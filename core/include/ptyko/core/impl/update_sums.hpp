@@ -60,7 +60,9 @@ class UpdateSums {
         m_probe_int(Kokkos::view_alloc(space, "ptyko::UpdateSums::probe_intensity"), D, D),
         m_row_bounds(Kokkos::view_alloc(space, "ptyko::UpdateSums::footprint_row_bounds"), D + 1),
         m_products(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::UpdateSums::products"),
-                   max_batch, D, D) {}
+                   max_batch, D, D),
+        m_maxima(Kokkos::view_alloc(space, "ptyko::UpdateSums::maxima"), 2),
+        m_maxima_host(Kokkos::create_mirror_view(m_maxima)) {}
 
   /// Zeroes every sum (whole object).
   void zero(ExecSpace const& space, bool probe) {
@@ -265,15 +267,28 @@ class UpdateSums {
     else
       sync.sum_object(space, obj_num, obj_w);
     if (probe) sync.sum_probe(space, probe_num, probe_w);
-    double const obj_max = known >= 0 ? known
-                           : m_tiled  ? max_over_tiles(space, m_written.list, obj_w)
-                                      : max_value(space, obj_w);
-    std::array<double, 2> maxima{std::max(obj_max, isolated_max), probe ? max_value(space, probe_w) : 0.0};
+    // The maxima still unknown are reduced into slots in the space's memory
+    // and come back in one copy: a device waits for the host once per
+    // batch for both, not once for each.
+    bool const obj_unknown = known < 0;
+    if (obj_unknown && m_tiled)
+      max_over_tiles(space, m_written.list, obj_w, maximum_slot(0));
+    else if (obj_unknown)
+      max_value(space, obj_w, maximum_slot(0));
+    if (probe) max_value(space, probe_w, maximum_slot(1));
+    if (obj_unknown || probe) {
+      Kokkos::deep_copy(space, m_maxima_host, m_maxima);  // device -> host: the two maxima
+      fence(space, "ptyko::UpdateSums::maxima");
+    }
+    auto const slot = [&](int k) { return std::max(0.0, double(m_maxima_host(k))); };  // below 0: no value, 0
+    std::array<double, 2> maxima{std::max(obj_unknown ? slot(0) : known, isolated_max), probe ? slot(1) : 0.0};
     sync.max(maxima.data(), 2);
     return maxima;
   }
 
  private:
+  Kokkos::View<T, Mem> maximum_slot(int k) const { return Kokkos::View<T, Mem>(m_maxima.data() + k); }
+
   void zero_probe(ExecSpace const& space) {
     if (!m_probe_num_zero) Kokkos::deep_copy(space, probe_num, Complex<T>(0));
     m_probe_num_zero = true;
@@ -297,6 +312,8 @@ class UpdateSums {
   RealView2<T, Mem> m_probe_int;
   RealView1<T, Mem> m_row_bounds;  ///< footprint_row_bounds of m_probe_int, for max_isolated_weight
   ComplexView3<T, Mem> m_products;
+  RealView1<T, Mem> m_maxima;  ///< reduce's maxima of obj_w and probe_w, before their copy to the host
+  typename RealView1<T, Mem>::HostMirror m_maxima_host;
 };
 
 }  // namespace ptyko::impl
