@@ -231,6 +231,18 @@ void check_against_host_reference(int M, bool with_mask) {
     if (noise == NoiseModel::poisson) EXPECT_GT(capped, 0) << "M " << M << ": the data never reach the cap";
     EXPECT_NEAR(cost, expected_cost, 1e-5 * std::abs(expected_cost) + 1e-6)
         << "M " << M << (with_mask ? " masked" : "") << " noise " << int(noise);
+    // The non-blocking form (the cost left in the space's memory): the same
+    // direction and the same cost, bit for bit.
+    ComplexView4<float, MemSpace> again("again", B, M, D, D);
+    Kokkos::deep_copy(again, Psi);  // device -> device: a fresh copy
+    Kokkos::View<double, MemSpace> cost_slot("cost_slot");
+    cost_descent_direction(ExecSpace(), noise, B, again, data, idx, mask, cost_slot, eps, scale);
+    auto const slot = Kokkos::create_mirror_view_and_copy(Host(), cost_slot);  // device -> host: the cost
+    EXPECT_EQ(slot(), cost);
+    auto const h_again = Kokkos::create_mirror_view_and_copy(Host(), again);  // device -> host: result
+    int differ = 0;
+    for (std::size_t k = 0; k < h_again.span(); ++k) differ += !(h_again.data()[k] == after.data()[k]);
+    EXPECT_EQ(differ, 0);
   }
 }
 

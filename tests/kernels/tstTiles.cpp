@@ -286,6 +286,56 @@ TYPED_TEST(Tiles, TiledPassesMatchWholeObjectPasses) {
   EXPECT_EQ(max_abs_diff(obj_tiled, h), 0.0);
 }
 
+// The maxima reduced into the space's memory (no copy to the host) and the
+// updates that read them there: the same values and the same updates, bit
+// for bit, as through host values; a reduction over no tiles reads as 0.
+TYPED_TEST(Tiles, MaximaLeftInTheSpaceGiveTheHostValuesUpdates) {
+  using T = TypeParam;
+  ExecSpace space;
+  int const N = 4, D = 20, H = 90, W = 77;
+  auto b = random_batch<T>(N, D, H, W, 21);
+  auto tiles = make_tile_list<MemSpace>(footprint_tiles(b.centres, D, H, W), "tiles");
+  ComplexView3<T, MemSpace> values("values", N, D, D);
+  test::fill_random(values, 22);
+  ComplexView2<T, MemSpace> num("num", H, W);
+  RealView2<T, MemSpace> w("w", H, W);
+  add_patches(space, values, b.pos, b.idx, num);
+  scatter_weights(space, b, D, w, 1);
+
+  RealView1<T, MemSpace> slots("slots", 3);
+  Kokkos::View<T, MemSpace> const tiled(slots.data()), whole(slots.data() + 1), empty(slots.data() + 2);
+  max_over_tiles(space, tiles, w, tiled);
+  max_value(space, w, whole);
+  max_over_tiles(space, TileList<MemSpace>("none", 0), w, empty);
+  auto h = test::host_copy(slots);
+  double const w_max = max_value(space, w);
+  EXPECT_GT(w_max, 0.0);
+  EXPECT_EQ(double(h(0)), w_max);
+  EXPECT_EQ(double(h(1)), w_max);
+  EXPECT_LT(double(h(2)), 0.0);  // the reduction's identity: WeightMax reads it as 0
+
+  using WM = WeightMax<T, MemSpace>;
+  ComplexView2<T, MemSpace> by_value("by_value", H, W), by_slot("by_slot", H, W);
+  test::fill_random(by_value, 23);
+  Kokkos::deep_copy(by_slot, by_value);
+  apply_preconditioned_update(space, tiles, by_value, num, w, 0.3, w_max, 0.7);
+  apply_preconditioned_update(space, tiles, by_slot, num, w, 0.3, WM(tiled), 0.7);
+  EXPECT_EQ(max_abs_diff(by_value, by_slot), 0.0);
+  apply_preconditioned_update(space, by_value, num, w, 0.4, 0.0, 1.0);  // flat form, w_max 0
+  apply_preconditioned_update(space, by_slot, num, w, 0.4, WM(empty), 1.0);
+  EXPECT_EQ(max_abs_diff(by_value, by_slot), 0.0);
+
+  ComplexView2<T, MemSpace> dir_value("dir_value", H, W), dir_slot("dir_slot", H, W);
+  Kokkos::deep_copy(dir_value, num);
+  Kokkos::deep_copy(dir_slot, num);
+  precondition_direction(space, tiles, dir_value, w, 0.2, w_max);
+  precondition_direction(space, tiles, dir_slot, w, 0.2, WM(whole));
+  EXPECT_EQ(max_abs_diff(dir_value, dir_slot), 0.0);
+  precondition_direction(space, dir_value, w, 0.5, w_max);  // flat form
+  precondition_direction(space, dir_slot, w, 0.5, WM(tiled));
+  EXPECT_EQ(max_abs_diff(dir_value, dir_slot), 0.0);
+}
+
 // The probe updates (flat Views: M modes' planes over one weight) clearing
 // their numerator behind them: the same probe as without, a numerator of
 // zeros, the shared weight untouched (every mode's plane reads it).

@@ -306,23 +306,26 @@ class LSQML final : public Solver<T, ExecSpace> {
           batch->isolated > 0 ? m_sums.begin_isolated(space, state.probe, data.positions, idx, batch->isolated) : 0;
       // The step sums below read every position's waves and patches again.
       gradient_sums(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches(), m_sums, m_costs,
-                            update_probe, m_chunk, /*keep=*/true, this->m_position_sums);
-      auto maxima = m_sums.reduce(space, sync, update_probe, isolated_max);
+                    update_probe, m_chunk, /*keep=*/true, this->m_position_sums);
+      // The isolated positions' directions read the object maximum on the host.
+      auto const maxima = m_sums.reduce(space, sync, update_probe, isolated_max,
+                                        /*host_values=*/batch->isolated > 0);
+      auto const w_max = [&](int k) { return all ? WeightMax<T, Mem>(all_max[k]) : maxima[k]; };
       // Search directions, in place of the sums.
       // The last read of the batch's weights: cleared behind the pass when
       // they are the ones it reads and the strategy does not read them after
       // the batch.
       precondition_direction(space, tiles, m_sums.obj_num, all ? m_all.obj_w : m_sums.obj_w, m_options.alpha,
-                             all ? all_max[0] : maxima[0],
+                             w_max(0),
                              m_sums.zero_weight_after_use(!all && !sync.reads_batch_illumination()));
       auto const isolated = m_sums.kept_isolated(idx);
       if (batch->isolated > 0)
         isolated_directions(space, data.positions, isolated.indices, isolated.products,
                             m_sums.batch_probe_intensity(), m_isolated_dir,
-                            PreconditionedDirection<T>(m_options.alpha, maxima[0]));
+                            PreconditionedDirection<T>(m_options.alpha, maxima[0].value));
       if (update_probe)
         precondition_direction(space, m_sums.probe_num, all ? m_all.probe_w : m_sums.probe_w,
-                               m_options.beta, all ? all_max[1] : maxima[1]);
+                               m_options.beta, w_max(1));
 
       // Per-position step sizes; batch means over all ranks.
       double acc[4] = {0, 0, 0, 0};  // sum A1, sum A4 | then sum max(0,x1), sum max(0,x2)

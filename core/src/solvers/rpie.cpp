@@ -66,25 +66,27 @@ class RPIE final : public Solver<T, ExecSpace> {
       else if (batch->isolated > 0)
         isolated_max = m_sums.begin_isolated(space, state.probe, data.positions, idx, batch->isolated);
       gradient_sums(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches(), m_sums, m_costs,
-                            update_probe, m_chunk, /*keep=*/false, this->m_position_sums);
-      auto maxima = m_sums.reduce(space, sync, update_probe, isolated_max);
-      if (!in_pipeline && batch->isolated > 0) {
+                    update_probe, m_chunk, /*keep=*/false, this->m_position_sums);
+      bool const isolated_after = !in_pipeline && batch->isolated > 0;  // reads the maximum on the host
+      auto const maxima = m_sums.reduce(space, sync, update_probe, isolated_max, /*host_values=*/isolated_after);
+      if (isolated_after) {
         auto const kept = m_sums.kept_isolated(idx);
         apply_isolated_update(space, data.positions, kept.indices, kept.products, m_sums.batch_probe_intensity(),
-                              state.object, PreconditionedStep<T>(m_options.alpha, maxima[0], step));
+                              state.object, PreconditionedStep<T>(m_options.alpha, maxima[0].value, step));
       }
       bool const all = m_options.illumination == IlluminationNorm::all;
+      auto const w_max = [&](int k) { return all ? WeightMax<T, Mem>(all_max[k]) : maxima[k]; };
       // The update reads the batch's sums last: it clears them behind itself
       // (the weights only when they are the ones it reads and the strategy
       // does not read them after the batch).
       apply_preconditioned_update(space, tiles, state.object, m_sums.obj_num, all ? m_all.obj_w : m_sums.obj_w,
-                                  m_options.alpha, all ? all_max[0] : maxima[0], step,
+                                  m_options.alpha, w_max(0), step,
                                   m_sums.zero_numerator_after_use(),
                                   m_sums.zero_weight_after_use(!all && !sync.reads_batch_illumination()));
       if (update_probe) {
         apply_preconditioned_update(space, state.probe, m_sums.probe_num,
                                     all ? m_all.probe_w : m_sums.probe_w, m_options.beta,
-                                    all ? all_max[1] : maxima[1], step, m_sums.zero_probe_numerator_after_use());
+                                    w_max(1), step, m_sums.zero_probe_numerator_after_use());
       }
       if (m_options.object_clip) clip_amplitude(space, tiles, state.object, T(1));
       sync.after_batch(space, state.object, m_sums.obj_w, batch->tiles);

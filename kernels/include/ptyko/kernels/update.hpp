@@ -107,7 +107,8 @@ void max_value(ExecSpace const& space, View const& v,
 template <class T>
 struct PreconditionedStep {
   T a, wm, s;
-  PreconditionedStep(double alpha, double w_max, double step) : a(T(alpha)), wm(T(alpha * w_max)), s(T(step)) {}
+  KOKKOS_INLINE_FUNCTION PreconditionedStep(double alpha, double w_max, double step)
+      : a(T(alpha)), wm(T(alpha * w_max)), s(T(step)) {}
   template <class V>
   KOKKOS_INLINE_FUNCTION void operator()(V& f, V const& u, T w) const {
     T const denom = (T(1) - a) * w + wm;
@@ -120,12 +121,32 @@ struct PreconditionedStep {
 template <class T>
 struct PreconditionedDirection {
   T a, wm2;
-  PreconditionedDirection(double alpha, double w_max) : a(T(alpha)), wm2(T(alpha * w_max) * T(alpha * w_max)) {}
+  KOKKOS_INLINE_FUNCTION PreconditionedDirection(double alpha, double w_max)
+      : a(T(alpha)), wm2(T(alpha * w_max) * T(alpha * w_max)) {}
   template <class V>
   KOKKOS_INLINE_FUNCTION void operator()(V& d, T w) const {
     T const wk = (T(1) - a) * w;
     T const denom = math::sqrt(wk * wk + wm2);
     d *= denom > T(0) ? T(1) / denom : T(0);
+  }
+};
+
+/// The largest weight w_max of a preconditioned update: a value the host
+/// knows, or a rank-0 View in the space's memory that a reduction filled
+/// (max_over_tiles, max_value; below 0 means 0), read by the update's
+/// kernel when it runs. The second lets a device run a batch's maxima and
+/// its update back to back, without a copy to the host in between.
+template <class T, class Mem>
+struct WeightMax {
+  double value = 0;
+  Kokkos::View<T, Mem> slot;  ///< empty: `value`
+
+  WeightMax(double v) : value(v) {}  // NOLINT: a host value wherever a double was
+  explicit WeightMax(Kokkos::View<T, Mem> const& s) : slot(s) {}
+  KOKKOS_INLINE_FUNCTION double get() const {
+    if (slot.data() == nullptr) return value;
+    double const v = double(slot());
+    return v > 0.0 ? v : 0.0;
   }
 };
 
@@ -142,10 +163,10 @@ enum class SumAfterUse { kept, zeroed };
 /// (probe modes share one weight). `num_after`: whether the pass clears the
 /// numerator behind itself (the weight is read by every mode's plane, so
 /// no plane may clear it). Objects use the tiled overload below.
-/// Non-blocking.
-template <class ExecSpace, class FieldView, class WeightView>
+/// `w_max`: a double or a WeightMax. Non-blocking.
+template <class ExecSpace, class FieldView, class WeightView, class WMax>
 void apply_preconditioned_update(ExecSpace const& space, FieldView const& field, FieldView const& num,
-                                 WeightView const& weight, double alpha, double w_max, double step = 1.0,
+                                 WeightView const& weight, double alpha, WMax const& w_max, double step = 1.0,
                                  SumAfterUse num_after = SumAfterUse::kept) {
   using T = typename WeightView::non_const_value_type;
   using V = typename FieldView::non_const_value_type;
@@ -155,9 +176,10 @@ void apply_preconditioned_update(ExecSpace const& space, FieldView const& field,
   auto* u = num.data();
   auto const* w = weight.data();
   bool const zero = num_after == SumAfterUse::zeroed;
-  PreconditionedStep<T> const op(alpha, w_max, step);
+  WeightMax<T, typename ExecSpace::memory_space> const wm(w_max);
   for_each_plane_span(space, "ptyko::apply_preconditioned_update", int(n / w_n), w_n,
                       KOKKOS_LAMBDA(int p, std::size_t k0, std::size_t k1) {
+                        PreconditionedStep<T> const op(alpha, wm.get(), step);
                         auto* fp = f + p * w_n;
                         auto* up = u + p * w_n;
                         for (std::size_t k = k0; k < k1; ++k) op(fp[k], up[k], w[k]);
@@ -169,18 +191,19 @@ void apply_preconditioned_update(ExecSpace const& space, FieldView const& field,
 /// The same update of an (H, W) object over the tiles of a batch, where all
 /// of its non-zero numerators lie. `num_after` / `weight_after`: whether the
 /// pass clears the numerator / the weight behind itself. Non-blocking.
-template <class ExecSpace, class T, class Mem>
+template <class ExecSpace, class T, class Mem, class WMax>
 void apply_preconditioned_update(ExecSpace const& space, TileList<Mem> const& tiles, ComplexView2<T, Mem> const& field,
                                  ComplexView2<T, Mem> const& num, RealView2<T, Mem> const& weight, double alpha,
-                                 double w_max, double step = 1.0, SumAfterUse num_after = SumAfterUse::kept,
+                                 WMax const& w_max, double step = 1.0, SumAfterUse num_after = SumAfterUse::kept,
                                  SumAfterUse weight_after = SumAfterUse::kept) {
   auto f = field;
   auto u = num;
   auto w = weight;
   bool const zero = num_after == SumAfterUse::zeroed, zero_w = weight_after == SumAfterUse::zeroed;
-  PreconditionedStep<T> const op(alpha, w_max, step);
+  WeightMax<T, Mem> const wm(w_max);
   for_each_tile_span(space, "ptyko::apply_preconditioned_update(tiles)", tiles, int(field.extent(0)),
                      int(field.extent(1)), KOKKOS_LAMBDA(int y, int x0, int x1) {
+                       PreconditionedStep<T> const op(alpha, wm.get(), step);
                        Complex<T>* fr = &f(y, 0);
                        Complex<T>* ur = &u(y, 0);
                        T* wr = &w(y, 0);
@@ -195,17 +218,18 @@ void apply_preconditioned_update(ExecSpace const& space, TileList<Mem> const& ti
 /// dir <- dir / sqrt(((1 - alpha) w)^2 + (alpha w_max)^2): LSQML's
 /// preconditioned search direction (Odstrcil et al. 2018) of a probe. Works
 /// on flattened Views like apply_preconditioned_update. Non-blocking.
-template <class ExecSpace, class FieldView, class WeightView>
+template <class ExecSpace, class FieldView, class WeightView, class WMax>
 void precondition_direction(ExecSpace const& space, FieldView const& dir, WeightView const& weight,
-                            double alpha, double w_max) {
+                            double alpha, WMax const& w_max) {
   using T = typename WeightView::non_const_value_type;
   std::size_t const n = dir.span(), w_n = weight.span();
   PTYKO_ASSERT(n % w_n == 0, "direction and weight shapes do not match");
   auto* f = dir.data();
   auto const* w = weight.data();
-  PreconditionedDirection<T> const op(alpha, w_max);
+  WeightMax<T, typename ExecSpace::memory_space> const wm(w_max);
   for_each_plane_span(space, "ptyko::precondition_direction", int(n / w_n), w_n,
                       KOKKOS_LAMBDA(int p, std::size_t k0, std::size_t k1) {
+                        PreconditionedDirection<T> const op(alpha, wm.get());
                         auto* fp = f + p * w_n;
                         for (std::size_t k = k0; k < k1; ++k) op(fp[k], w[k]);
                       });
@@ -214,16 +238,17 @@ void precondition_direction(ExecSpace const& space, FieldView const& dir, Weight
 /// The same for an (H, W) object direction over the tiles of a batch;
 /// `weight_after`: whether the pass clears the weight behind itself.
 /// Non-blocking.
-template <class ExecSpace, class T, class Mem>
+template <class ExecSpace, class T, class Mem, class WMax>
 void precondition_direction(ExecSpace const& space, TileList<Mem> const& tiles, ComplexView2<T, Mem> const& dir,
-                            RealView2<T, Mem> const& weight, double alpha, double w_max,
+                            RealView2<T, Mem> const& weight, double alpha, WMax const& w_max,
                             SumAfterUse weight_after = SumAfterUse::kept) {
   auto d = dir;
   auto w = weight;
   bool const zero_w = weight_after == SumAfterUse::zeroed;
-  PreconditionedDirection<T> const op(alpha, w_max);
+  WeightMax<T, Mem> const wm(w_max);
   for_each_tile_span(space, "ptyko::precondition_direction(tiles)", tiles, int(dir.extent(0)), int(dir.extent(1)),
                      KOKKOS_LAMBDA(int y, int x0, int x1) {
+                       PreconditionedDirection<T> const op(alpha, wm.get());
                        Complex<T>* dr = &d(y, 0);
                        T* wr = &w(y, 0);
                        for (int x = x0; x < x1; ++x) op(dr[x], wr[x]);

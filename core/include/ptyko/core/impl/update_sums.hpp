@@ -256,8 +256,14 @@ class UpdateSums {
   /// Sums over ranks; returns the global maxima of obj_w and probe_w.
   /// `isolated_max`: this rank's largest weight of isolated positions
   /// outside the sums (begin_isolated), taken into the object maximum.
-  std::array<double, 2> reduce(ExecSpace const& space, Sync<T, ExecSpace>& sync, bool probe,
-                               double isolated_max = 0) {
+  /// `host_values`: whether the caller reads the maxima on the host
+  /// (WeightMax::value). When it does not and the strategy takes no
+  /// maximum over ranks (one rank), a maximum not known yet stays where
+  /// its reduction leaves it, for the update kernels to read: a device
+  /// then runs the batch from its sums to its update without waiting for
+  /// the host.
+  std::array<WeightMax<T, Mem>, 2> reduce(ExecSpace const& space, Sync<T, ExecSpace>& sync, bool probe,
+                                          double isolated_max = 0, bool host_values = true) {
     // The batch's largest weight without a pass of its own where possible:
     // from the strategy's sum, given on host spaces the largest weight the
     // illumination scatter left (the tiles are zero elsewhere).
@@ -267,15 +273,18 @@ class UpdateSums {
     else
       sync.sum_object(space, obj_num, obj_w);
     if (probe) sync.sum_probe(space, probe_num, probe_w);
-    // The maxima still unknown are reduced into slots in the space's memory
-    // and come back in one copy: a device waits for the host once per
-    // batch for both, not once for each.
+    // The maxima still unknown are reduced into slots in the space's memory.
     bool const obj_unknown = known < 0;
     if (obj_unknown && m_tiled)
       max_over_tiles(space, m_written.list, obj_w, maximum_slot(0));
     else if (obj_unknown)
       max_value(space, obj_w, maximum_slot(0));
     if (probe) max_value(space, probe_w, maximum_slot(1));
+    if (!host_values && isolated_max <= 0 && sync.ranks() == 1) {
+      return {obj_unknown ? WeightMax<T, Mem>(maximum_slot(0)) : WeightMax<T, Mem>(known),
+              probe ? WeightMax<T, Mem>(maximum_slot(1)) : WeightMax<T, Mem>(0.0)};
+    }
+    // Else they come back in one copy: one wait for both, not one for each.
     if (obj_unknown || probe) {
       Kokkos::deep_copy(space, m_maxima_host, m_maxima);  // device -> host: the two maxima
       fence(space, "ptyko::UpdateSums::maxima");
@@ -283,7 +292,7 @@ class UpdateSums {
     auto const slot = [&](int k) { return std::max(0.0, double(m_maxima_host(k))); };  // below 0: no value, 0
     std::array<double, 2> maxima{std::max(obj_unknown ? slot(0) : known, isolated_max), probe ? slot(1) : 0.0};
     sync.max(maxima.data(), 2);
-    return maxima;
+    return {WeightMax<T, Mem>(maxima[0]), WeightMax<T, Mem>(maxima[1])};
   }
 
  private:
