@@ -312,9 +312,9 @@ TYPED_TEST(Tiles, MaximaLeftInTheSpaceGiveTheHostValuesUpdates) {
   EXPECT_GT(w_max, 0.0);
   EXPECT_EQ(double(h(0)), w_max);
   EXPECT_EQ(double(h(1)), w_max);
-  EXPECT_LT(double(h(2)), 0.0);  // the reduction's identity: WeightMax reads it as 0
+  EXPECT_LT(double(h(2)), 0.0);  // the reduction's identity: ScalarArg reads it as 0
 
-  using WM = WeightMax<T, MemSpace>;
+  using WM = ScalarArg<T, MemSpace>;
   ComplexView2<T, MemSpace> by_value("by_value", H, W), by_slot("by_slot", H, W);
   test::fill_random(by_value, 23);
   Kokkos::deep_copy(by_slot, by_value);

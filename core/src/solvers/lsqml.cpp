@@ -251,6 +251,56 @@ void step_sums(ExecSpace const& space, int B, ComplexView3<T, typename ExecSpace
     step_sums_teams<T>(space, B, v);
 }
 
+/// One position's step sizes from its sums s (A1, A4, Re A2, Im A2, b1,
+/// b2; step_sums) and the batch's regularisation reg1, reg4: the real parts
+/// of the solution of [a1 a2; conj(a2) a4] [x1; x2] = [b1; b2] with a1 =
+/// A1 + reg1, a4 = A4 + reg4 (the object's alone, x1 = b1 / a1, without
+/// the probe), negative steps as 0 (their batch means are beta_O, beta_P).
+KOKKOS_INLINE_FUNCTION void position_steps(double const* s, double reg1, double reg4, bool with_probe, double& x1,
+                                           double& x2) {
+  double const a1 = s[0] + reg1, a4 = s[1] + reg4, a2r = s[2], a2i = s[3], b1 = s[4], b2 = s[5];
+  x1 = x2 = 0;
+  if (with_probe) {
+    double const det = a1 * a4 - (a2r * a2r + a2i * a2i);
+    if (det > 0) {
+      x1 = (a4 * b1 - a2r * b2) / det;
+      x2 = (a1 * b2 - a2r * b1) / det;
+    }
+  } else if (a1 > 0) {
+    x1 = b1 / a1;
+  }
+  x1 = x1 > 0 ? x1 : 0.0;
+  x2 = x2 > 0 ? x2 : 0.0;
+}
+
+/// The batch's mean step sizes (beta_O, beta_P) into steps(0), steps(1)
+/// from the sums of its B positions, all on this rank (n = B): one work
+/// item, in the order host_step_means sums them. Non-blocking.
+template <class ExecSpace>
+void batch_step_means(ExecSpace const& space, int B, double n, bool with_probe,
+                      Kokkos::View<double* [6], Kokkos::LayoutRight, typename ExecSpace::memory_space> const& sums,
+                      Kokkos::View<double*, Kokkos::LayoutRight, typename ExecSpace::memory_space> const& steps) {
+  Kokkos::parallel_for(
+      "ptyko::LSQML::step_means", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, 1),
+      KOKKOS_LAMBDA(int) {
+        double a1 = 0, a4 = 0;
+        for (int b = 0; b < B; ++b) {
+          a1 += sums(b, 0);
+          a4 += sums(b, 1);
+        }
+        double const reg1 = 0.5 * a1 / n, reg4 = 0.5 * a4 / n;
+        double t1 = 0, t2 = 0;
+        for (int b = 0; b < B; ++b) {
+          double x1, x2;
+          position_steps(&sums(b, 0), reg1, reg4, with_probe, x1, x2);
+          t1 += x1;
+          t2 += x2;
+        }
+        steps(0) = t1 / n;
+        steps(1) = t2 / n;
+      });
+}
+
 template <class T, class ExecSpace>
 class LSQML final : public Solver<T, ExecSpace> {
  public:
@@ -277,6 +327,7 @@ class LSQML final : public Solver<T, ExecSpace> {
                                    batch, M, D, D);
     m_step = StepView(Kokkos::view_alloc(space, "ptyko::LSQML::step_sums"), batch);
     m_step_host = Kokkos::create_mirror_view(m_step);
+    m_steps = decltype(m_steps)(Kokkos::view_alloc(space, "ptyko::LSQML::steps"), 2);
     m_sums = UpdateSums<T, ExecSpace>(space, H, W, M, D, batch);
     if (options.isolated_updates && options.illumination == IlluminationNorm::batch)
       m_isolated_dir = ComplexView3<T, Mem>(
@@ -310,7 +361,7 @@ class LSQML final : public Solver<T, ExecSpace> {
       // The isolated positions' directions read the object maximum on the host.
       auto const maxima = m_sums.reduce(space, sync, update_probe, isolated_max,
                                         /*host_values=*/batch->isolated > 0);
-      auto const w_max = [&](int k) { return all ? WeightMax<T, Mem>(all_max[k]) : maxima[k]; };
+      auto const w_max = [&](int k) { return all ? ScalarArg<T, Mem>(all_max[k]) : maxima[k]; };
       // Search directions, in place of the sums.
       // The last read of the batch's weights: cleared behind the pass when
       // they are the ones it reads and the strategy does not read them after
@@ -327,45 +378,27 @@ class LSQML final : public Solver<T, ExecSpace> {
         precondition_direction(space, m_sums.probe_num, all ? m_all.probe_w : m_sums.probe_w,
                                m_options.beta, w_max(1));
 
-      // Per-position step sizes; batch means over all ranks.
-      double acc[4] = {0, 0, 0, 0};  // sum A1, sum A4 | then sum max(0,x1), sum max(0,x2)
-      if (B > 0) {
+      // Per-position step sizes and their batch means: on one rank, where
+      // no sum over ranks is needed, in the space, for the kernels below to
+      // read (a device does not wait for the host); else on the host, summed
+      // over ranks. The isolated positions' update takes a host value.
+      if (B > 0)
         step_sums<T>(space, B, state.probe, m_sums.probe_num, m_model->patches(), m_sums.obj_num, m_isolated_dir,
                      isolated_from, data.positions, idx, m_waves, m_step, update_probe);
-        Kokkos::deep_copy(space, m_step_host, m_step);  // device -> host: B x 6 step sums
-        fence(space, "ptyko::LSQML::step_sums");
-        for (int b = 0; b < B; ++b) {
-          acc[0] += m_step_host(b, 0);
-          acc[1] += m_step_host(b, 1);
-        }
-      }
-      sync.sum(acc, 2);
       double const n = std::max(1, batch->global_size);
-      double const reg1 = 0.5 * acc[0] / n, reg4 = 0.5 * acc[1] / n;
-      double steps[2] = {0, 0};
-      for (int b = 0; b < B; ++b) {
-        double const a1 = m_step_host(b, 0) + reg1, a4 = m_step_host(b, 1) + reg4;
-        double const a2r = m_step_host(b, 2), a2i = m_step_host(b, 3);
-        double const b1 = m_step_host(b, 4), b2 = m_step_host(b, 5);
-        double x1 = 0, x2 = 0;
-        if (update_probe) {
-          // [a1 a2; conj(a2) a4] [x1; x2] = [b1; b2]; real parts of the solution
-          double const det = a1 * a4 - (a2r * a2r + a2i * a2i);
-          if (det > 0) {
-            x1 = (a4 * b1 - a2r * b2) / det;
-            x2 = (a1 * b2 - a2r * b1) / det;
-          }
-        } else if (a1 > 0) {
-          x1 = b1 / a1;
-        }
-        steps[0] += std::max(0.0, x1);
-        steps[1] += std::max(0.0, x2);
+      ScalarArg<double, Mem> beta_o(0.0), beta_p(0.0);
+      if (sync.ranks() == 1 && batch->isolated == 0) {
+        batch_step_means(space, B, n, update_probe, m_step, m_steps);
+        beta_o = ScalarArg<double, Mem>(Kokkos::View<double, Mem>(m_steps.data()));
+        beta_p = ScalarArg<double, Mem>(Kokkos::View<double, Mem>(m_steps.data() + 1));
+      } else {
+        auto const means = host_step_means(space, B, n, update_probe, sync);
+        beta_o = means[0];
+        beta_p = means[1];
       }
-      sync.sum(steps, 2);
-      double const beta_o = steps[0] / n, beta_p = steps[1] / n;
       add_scaled(space, tiles, state.object, m_sums.obj_num, beta_o, m_sums.zero_numerator_after_use());
       if (batch->isolated > 0)
-        add_isolated_directions(space, data.positions, isolated.indices, m_isolated_dir, state.object, beta_o);
+        add_isolated_directions(space, data.positions, isolated.indices, m_isolated_dir, state.object, beta_o.value);
       if (update_probe)
         add_scaled(space, state.probe, m_sums.probe_num, beta_p, m_sums.zero_probe_numerator_after_use());
       if (m_options.object_clip) clip_amplitude(space, tiles, state.object, T(1));
@@ -376,12 +409,40 @@ class LSQML final : public Solver<T, ExecSpace> {
 
  private:
   using StepView = Kokkos::View<double* [6], Kokkos::LayoutRight, Mem>;
+
+  /// The batch's mean step sizes on the host from this rank's B positions'
+  /// sums (m_step), summed over ranks: `n` positions in all (blocking,
+  /// collective).
+  std::array<double, 2> host_step_means(ExecSpace const& space, int B, double n, bool update_probe,
+                                        typename Base::SyncT& sync) {
+    double acc[2] = {0, 0};  // sum A1, sum A4
+    if (B > 0) {
+      Kokkos::deep_copy(space, m_step_host, m_step);  // device -> host: B x 6 step sums
+      fence(space, "ptyko::LSQML::step_sums");
+      for (int b = 0; b < B; ++b) {
+        acc[0] += m_step_host(b, 0);
+        acc[1] += m_step_host(b, 1);
+      }
+    }
+    sync.sum(acc, 2);
+    double const reg1 = 0.5 * acc[0] / n, reg4 = 0.5 * acc[1] / n;
+    double steps[2] = {0, 0};  // sum max(0, x1), sum max(0, x2)
+    for (int b = 0; b < B; ++b) {
+      double x1, x2;
+      position_steps(&m_step_host(b, 0), reg1, reg4, update_probe, x1, x2);
+      steps[0] += x1;
+      steps[1] += x2;
+    }
+    sync.sum(steps, 2);
+    return {steps[0] / n, steps[1] / n};
+  }
   SolverOptions m_options;
   std::unique_ptr<ForwardModel<T, ExecSpace>> m_model;
   ComplexView4<T, Mem> m_waves;
   ComplexView3<T, Mem> m_isolated_dir;  ///< (batch, D + 1, D + 1): isolated positions' object direction
   StepView m_step;
   typename StepView::HostMirror m_step_host;
+  Kokkos::View<double*, Kokkos::LayoutRight, Mem> m_steps;  ///< (beta_O, beta_P) of batch_step_means
   UpdateSums<T, ExecSpace> m_sums, m_all;
   CostSlots<ExecSpace> m_costs;  ///< the epoch's Fourier-step costs, read once at its end
   std::vector<IndexView<Mem>> m_chunks;

@@ -75,7 +75,7 @@ class RPIE final : public Solver<T, ExecSpace> {
                               state.object, PreconditionedStep<T>(m_options.alpha, maxima[0].value, step));
       }
       bool const all = m_options.illumination == IlluminationNorm::all;
-      auto const w_max = [&](int k) { return all ? WeightMax<T, Mem>(all_max[k]) : maxima[k]; };
+      auto const w_max = [&](int k) { return all ? ScalarArg<T, Mem>(all_max[k]) : maxima[k]; };
       // The update reads the batch's sums last: it clears them behind itself
       // (the weights only when they are the ones it reads and the strategy
       // does not read them after the batch).

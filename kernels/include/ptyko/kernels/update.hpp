@@ -131,18 +131,19 @@ struct PreconditionedDirection {
   }
 };
 
-/// The largest weight w_max of a preconditioned update: a value the host
-/// knows, or a rank-0 View in the space's memory that a reduction filled
-/// (max_over_tiles, max_value; below 0 means 0), read by the update's
-/// kernel when it runs. The second lets a device run a batch's maxima and
-/// its update back to back, without a copy to the host in between.
-template <class T, class Mem>
-struct WeightMax {
+/// A non-negative scalar argument of a kernel (the largest weight w_max of
+/// a preconditioned update, LSQML's step sizes): a value the host knows, or
+/// a rank-0 View in the space's memory that a reduction or kernel filled
+/// (max_over_tiles, max_value; a value below 0 there reads as 0), read by
+/// the kernel when it runs. The second lets a device run a batch from its
+/// sums to its update without a copy to the host in between.
+template <class S, class Mem>
+struct ScalarArg {
   double value = 0;
-  Kokkos::View<T, Mem> slot;  ///< empty: `value`
+  Kokkos::View<S, Mem> slot;  ///< empty: `value`
 
-  WeightMax(double v) : value(v) {}  // NOLINT: a host value wherever a double was
-  explicit WeightMax(Kokkos::View<T, Mem> const& s) : slot(s) {}
+  ScalarArg(double v) : value(v) {}  // NOLINT: a host value wherever a double was
+  explicit ScalarArg(Kokkos::View<S, Mem> const& s) : slot(s) {}
   KOKKOS_INLINE_FUNCTION double get() const {
     if (slot.data() == nullptr) return value;
     double const v = double(slot());
@@ -163,7 +164,7 @@ enum class SumAfterUse { kept, zeroed };
 /// (probe modes share one weight). `num_after`: whether the pass clears the
 /// numerator behind itself (the weight is read by every mode's plane, so
 /// no plane may clear it). Objects use the tiled overload below.
-/// `w_max`: a double or a WeightMax. Non-blocking.
+/// `w_max`: a double or a ScalarArg. Non-blocking.
 template <class ExecSpace, class FieldView, class WeightView, class WMax>
 void apply_preconditioned_update(ExecSpace const& space, FieldView const& field, FieldView const& num,
                                  WeightView const& weight, double alpha, WMax const& w_max, double step = 1.0,
@@ -176,7 +177,7 @@ void apply_preconditioned_update(ExecSpace const& space, FieldView const& field,
   auto* u = num.data();
   auto const* w = weight.data();
   bool const zero = num_after == SumAfterUse::zeroed;
-  WeightMax<T, typename ExecSpace::memory_space> const wm(w_max);
+  ScalarArg<T, typename ExecSpace::memory_space> const wm(w_max);
   for_each_plane_span(space, "ptyko::apply_preconditioned_update", int(n / w_n), w_n,
                       KOKKOS_LAMBDA(int p, std::size_t k0, std::size_t k1) {
                         PreconditionedStep<T> const op(alpha, wm.get(), step);
@@ -200,7 +201,7 @@ void apply_preconditioned_update(ExecSpace const& space, TileList<Mem> const& ti
   auto u = num;
   auto w = weight;
   bool const zero = num_after == SumAfterUse::zeroed, zero_w = weight_after == SumAfterUse::zeroed;
-  WeightMax<T, Mem> const wm(w_max);
+  ScalarArg<T, Mem> const wm(w_max);
   for_each_tile_span(space, "ptyko::apply_preconditioned_update(tiles)", tiles, int(field.extent(0)),
                      int(field.extent(1)), KOKKOS_LAMBDA(int y, int x0, int x1) {
                        PreconditionedStep<T> const op(alpha, wm.get(), step);
@@ -226,7 +227,7 @@ void precondition_direction(ExecSpace const& space, FieldView const& dir, Weight
   PTYKO_ASSERT(n % w_n == 0, "direction and weight shapes do not match");
   auto* f = dir.data();
   auto const* w = weight.data();
-  WeightMax<T, typename ExecSpace::memory_space> const wm(w_max);
+  ScalarArg<T, typename ExecSpace::memory_space> const wm(w_max);
   for_each_plane_span(space, "ptyko::precondition_direction", int(n / w_n), w_n,
                       KOKKOS_LAMBDA(int p, std::size_t k0, std::size_t k1) {
                         PreconditionedDirection<T> const op(alpha, wm.get());
@@ -245,7 +246,7 @@ void precondition_direction(ExecSpace const& space, TileList<Mem> const& tiles, 
   auto d = dir;
   auto w = weight;
   bool const zero_w = weight_after == SumAfterUse::zeroed;
-  WeightMax<T, Mem> const wm(w_max);
+  ScalarArg<T, Mem> const wm(w_max);
   for_each_tile_span(space, "ptyko::precondition_direction(tiles)", tiles, int(dir.extent(0)), int(dir.extent(1)),
                      KOKKOS_LAMBDA(int y, int x0, int x1) {
                        PreconditionedDirection<T> const op(alpha, wm.get());
@@ -258,33 +259,39 @@ void precondition_direction(ExecSpace const& space, TileList<Mem> const& tiles, 
 }
 
 /// field += step * dir (same shapes); `after`: whether the pass clears dir
-/// behind itself. Non-blocking.
-template <class ExecSpace, class View>
-void add_scaled(ExecSpace const& space, View const& field, View const& dir, double step,
+/// behind itself; `step`: a double or a ScalarArg<double, Mem>.
+/// Non-blocking.
+template <class ExecSpace, class View, class Step>
+void add_scaled(ExecSpace const& space, View const& field, View const& dir, Step const& step,
                 SumAfterUse after = SumAfterUse::kept) {
   using V = typename View::non_const_value_type;
+  using R = typename V::value_type;
   PTYKO_ASSERT(field.span() == dir.span(), "add_scaled: shapes do not match");
   auto* f = field.data();
   auto* d = dir.data();
-  typename V::value_type const s(step);
+  ScalarArg<double, typename ExecSpace::memory_space> const st(step);
   bool const zero = after == SumAfterUse::zeroed;
-  Kokkos::parallel_for(
-      "ptyko::add_scaled", Kokkos::RangePolicy<ExecSpace>(space, 0, field.span()), KOKKOS_LAMBDA(std::size_t k) {
-        f[k] += s * d[k];
-        if (zero) d[k] = V(0);
-      });
+  for_each_plane_span(space, "ptyko::add_scaled", 1, field.span(),
+                      KOKKOS_LAMBDA(int, std::size_t k0, std::size_t k1) {
+                        R const s(st.get());
+                        for (std::size_t k = k0; k < k1; ++k) f[k] += s * d[k];
+                        if (zero)
+                          for (std::size_t k = k0; k < k1; ++k) d[k] = V(0);
+                      });
 }
 
-/// object += step * dir over the tiles of a batch. Non-blocking.
-template <class ExecSpace, class T, class Mem>
+/// object += step * dir over the tiles of a batch (`step` as above).
+/// Non-blocking.
+template <class ExecSpace, class T, class Mem, class Step>
 void add_scaled(ExecSpace const& space, TileList<Mem> const& tiles, ComplexView2<T, Mem> const& field,
-                ComplexView2<T, Mem> const& dir, double step, SumAfterUse after = SumAfterUse::kept) {
+                ComplexView2<T, Mem> const& dir, Step const& step, SumAfterUse after = SumAfterUse::kept) {
   auto f = field;
   auto d = dir;
-  T const s(step);
+  ScalarArg<double, Mem> const st(step);
   bool const zero = after == SumAfterUse::zeroed;
   for_each_tile_span(space, "ptyko::add_scaled(tiles)", tiles, int(field.extent(0)), int(field.extent(1)),
                      KOKKOS_LAMBDA(int y, int x0, int x1) {
+                       T const s(st.get());
                        Complex<T>* fr = &f(y, 0);
                        Complex<T>* dr = &d(y, 0);
                        for (int x = x0; x < x1; ++x) fr[x] += s * dr[x];

@@ -257,12 +257,12 @@ class UpdateSums {
   /// `isolated_max`: this rank's largest weight of isolated positions
   /// outside the sums (begin_isolated), taken into the object maximum.
   /// `host_values`: whether the caller reads the maxima on the host
-  /// (WeightMax::value). When it does not and the strategy takes no
+  /// (ScalarArg::value). When it does not and the strategy takes no
   /// maximum over ranks (one rank), a maximum not known yet stays where
   /// its reduction leaves it, for the update kernels to read: a device
   /// then runs the batch from its sums to its update without waiting for
   /// the host.
-  std::array<WeightMax<T, Mem>, 2> reduce(ExecSpace const& space, Sync<T, ExecSpace>& sync, bool probe,
+  std::array<ScalarArg<T, Mem>, 2> reduce(ExecSpace const& space, Sync<T, ExecSpace>& sync, bool probe,
                                           double isolated_max = 0, bool host_values = true) {
     // The batch's largest weight without a pass of its own where possible:
     // from the strategy's sum, given on host spaces the largest weight the
@@ -281,8 +281,8 @@ class UpdateSums {
       max_value(space, obj_w, maximum_slot(0));
     if (probe) max_value(space, probe_w, maximum_slot(1));
     if (!host_values && isolated_max <= 0 && sync.ranks() == 1) {
-      return {obj_unknown ? WeightMax<T, Mem>(maximum_slot(0)) : WeightMax<T, Mem>(known),
-              probe ? WeightMax<T, Mem>(maximum_slot(1)) : WeightMax<T, Mem>(0.0)};
+      return {obj_unknown ? ScalarArg<T, Mem>(maximum_slot(0)) : ScalarArg<T, Mem>(known),
+              probe ? ScalarArg<T, Mem>(maximum_slot(1)) : ScalarArg<T, Mem>(0.0)};
     }
     // Else they come back in one copy: one wait for both, not one for each.
     if (obj_unknown || probe) {
@@ -292,7 +292,7 @@ class UpdateSums {
     auto const slot = [&](int k) { return std::max(0.0, double(m_maxima_host(k))); };  // below 0: no value, 0
     std::array<double, 2> maxima{std::max(obj_unknown ? slot(0) : known, isolated_max), probe ? slot(1) : 0.0};
     sync.max(maxima.data(), 2);
-    return {WeightMax<T, Mem>(maxima[0]), WeightMax<T, Mem>(maxima[1])};
+    return {ScalarArg<T, Mem>(maxima[0]), ScalarArg<T, Mem>(maxima[1])};
   }
 
  private:
