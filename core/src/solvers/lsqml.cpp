@@ -353,14 +353,15 @@ class LSQML final : public Solver<T, ExecSpace> {
       m_sums.begin_batch(space, batch->tiles, update_probe);
       // Isolated positions keep their products; their direction is made
       // from them once the batch's largest weight over all ranks is known.
-      double const isolated_max =
-          batch->isolated > 0 ? m_sums.begin_isolated(space, state.probe, data.positions, idx, batch->isolated) : 0;
+      bool const one_rank = sync.ranks() == 1;  // nothing summed over ranks: the batch's scalars stay in the space
+      ScalarArg<T, Mem> const isolated_max =
+          batch->isolated > 0
+              ? m_sums.begin_isolated(space, state.probe, data.positions, idx, batch->isolated, /*in_space=*/one_rank)
+              : ScalarArg<T, Mem>(0.0);
       // The step sums below read every position's waves and patches again.
       gradient_sums(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches(), m_sums, m_costs,
                     update_probe, m_chunk, /*keep=*/true, this->m_position_sums);
-      // The isolated positions' directions read the object maximum on the host.
-      auto const maxima = m_sums.reduce(space, sync, update_probe, isolated_max,
-                                        /*host_values=*/batch->isolated > 0);
+      auto const maxima = m_sums.reduce(space, sync, update_probe, isolated_max);
       auto const w_max = [&](int k) { return all ? ScalarArg<T, Mem>(all_max[k]) : maxima[k]; };
       // Search directions, in place of the sums.
       // The last read of the batch's weights: cleared behind the pass when
@@ -373,21 +374,20 @@ class LSQML final : public Solver<T, ExecSpace> {
       if (batch->isolated > 0)
         isolated_directions(space, data.positions, isolated.indices, isolated.products,
                             m_sums.batch_probe_intensity(), m_isolated_dir,
-                            PreconditionedDirection<T>(m_options.alpha, maxima[0].value));
+                            PreconditionedDirectionArg<T, Mem>{m_options.alpha, maxima[0]});
       if (update_probe)
         precondition_direction(space, m_sums.probe_num, all ? m_all.probe_w : m_sums.probe_w,
                                m_options.beta, w_max(1));
 
-      // Per-position step sizes and their batch means: on one rank, where
-      // no sum over ranks is needed, in the space, for the kernels below to
-      // read (a device does not wait for the host); else on the host, summed
-      // over ranks. The isolated positions' update takes a host value.
+      // Per-position step sizes and their batch means: on one rank in the
+      // space, for the kernels below to read (a device does not wait for
+      // the host); else on the host, summed over ranks.
       if (B > 0)
         step_sums<T>(space, B, state.probe, m_sums.probe_num, m_model->patches(), m_sums.obj_num, m_isolated_dir,
                      isolated_from, data.positions, idx, m_waves, m_step, update_probe);
       double const n = std::max(1, batch->global_size);
       ScalarArg<double, Mem> beta_o(0.0), beta_p(0.0);
-      if (sync.ranks() == 1 && batch->isolated == 0) {
+      if (one_rank) {
         batch_step_means(space, B, n, update_probe, m_step, m_steps);
         beta_o = ScalarArg<double, Mem>(Kokkos::View<double, Mem>(m_steps.data()));
         beta_p = ScalarArg<double, Mem>(Kokkos::View<double, Mem>(m_steps.data() + 1));
@@ -398,7 +398,7 @@ class LSQML final : public Solver<T, ExecSpace> {
       }
       add_scaled(space, tiles, state.object, m_sums.obj_num, beta_o, m_sums.zero_numerator_after_use());
       if (batch->isolated > 0)
-        add_isolated_directions(space, data.positions, isolated.indices, m_isolated_dir, state.object, beta_o.value);
+        add_isolated_directions(space, data.positions, isolated.indices, m_isolated_dir, state.object, beta_o);
       if (update_probe)
         add_scaled(space, state.probe, m_sums.probe_num, beta_p, m_sums.zero_probe_numerator_after_use());
       if (m_options.object_clip) clip_amplitude(space, tiles, state.object, T(1));

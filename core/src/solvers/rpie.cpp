@@ -59,7 +59,7 @@ class RPIE final : public Solver<T, ExecSpace> {
       // (and the batch's largest weight is known first); on several, after
       // the sums, with the largest weight over all ranks.
       bool const in_pipeline = sync.ranks() == 1;
-      double isolated_max = 0;
+      ScalarArg<T, Mem> isolated_max(0.0);
       if (batch->isolated > 0 && in_pipeline)
         m_sums.begin_isolated_updates(space, state.probe, data.positions, idx, batch->isolated, state.object,
                                       m_options.alpha, step);  // reduce returns its w_max
@@ -67,12 +67,11 @@ class RPIE final : public Solver<T, ExecSpace> {
         isolated_max = m_sums.begin_isolated(space, state.probe, data.positions, idx, batch->isolated);
       gradient_sums(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches(), m_sums, m_costs,
                     update_probe, m_chunk, /*keep=*/false, this->m_position_sums);
-      bool const isolated_after = !in_pipeline && batch->isolated > 0;  // reads the maximum on the host
-      auto const maxima = m_sums.reduce(space, sync, update_probe, isolated_max, /*host_values=*/isolated_after);
-      if (isolated_after) {
+      auto const maxima = m_sums.reduce(space, sync, update_probe, isolated_max);
+      if (!in_pipeline && batch->isolated > 0) {
         auto const kept = m_sums.kept_isolated(idx);
         apply_isolated_update(space, data.positions, kept.indices, kept.products, m_sums.batch_probe_intensity(),
-                              state.object, PreconditionedStep<T>(m_options.alpha, maxima[0].value, step));
+                              state.object, PreconditionedStepArg<T, Mem>{m_options.alpha, maxima[0], step});
       }
       bool const all = m_options.illumination == IlluminationNorm::all;
       auto const w_max = [&](int k) { return all ? ScalarArg<T, Mem>(all_max[k]) : maxima[k]; };

@@ -86,20 +86,13 @@ void footprint_row_bounds(ExecSpace const& space, RealView2<T, Mem> const& inten
       });
 }
 
-/// The largest value of S_n^T intensity over the footprints of the
-/// positions `indices` (each its own: the batch weight of an isolated
-/// position), where `intensity` is sum_m |P_m|^2 (D, D). 0 when there are
-/// none. `row_bounds` (footprint_row_bounds of `intensity`, or empty: no
-/// skipping) lets a footprint row be skipped when it cannot exceed the
-/// maximum found so far: exact, and on a smooth probe only the rows near
-/// its peak are evaluated once the first position has set the maximum.
-/// Blocking: returns a host scalar.
-template <class ExecSpace, class T, class Mem>
-double max_isolated_weight(ExecSpace const& space, PositionView<T, Mem> const& positions,
-                           IndexView<Mem> const& indices, RealView2<T, Mem> const& intensity,
-                           RealView1<T, Mem> const& row_bounds) {
+namespace impl {
+/// max_isolated_weight through a Kokkos::Max reducer, for B > 0 positions.
+template <class ExecSpace, class T, class Mem, class Reducer>
+void max_isolated_weight_into(ExecSpace const& space, PositionView<T, Mem> const& positions,
+                              IndexView<Mem> const& indices, RealView2<T, Mem> const& intensity,
+                              RealView1<T, Mem> const& row_bounds, Reducer const& reducer) {
   int const B = int(indices.extent(0)), D = int(intensity.extent(0));
-  if (B == 0) return 0.0;
   bool const skip = row_bounds.extent(0) > 0;
   PTYKO_ASSERT(!skip || int(row_bounds.extent(0)) == D + 1, "footprint row bounds need D + 1 entries");
   auto pos = positions;
@@ -107,7 +100,6 @@ double max_isolated_weight(ExecSpace const& space, PositionView<T, Mem> const& p
   auto pint = intensity;
   auto bound = row_bounds;
   auto const row = KOKKOS_LAMBDA(int, int i) { return &pint(i, 0); };
-  T result = 0;
   reduce_frame_spans(
       space, "ptyko::max_isolated_weight", B, D + 1,
       KOKKOS_LAMBDA(int b, int u, int v0, int v1, T& m) {
@@ -128,22 +120,54 @@ double max_isolated_weight(ExecSpace const& space, PositionView<T, Mem> const& p
           m = max_nonnegative(values, 0, std::size_t(e - a), m);
         }
       },
-      Kokkos::Max<T>(result));
+      reducer);
+}
+}  // namespace impl
+
+/// The largest value of S_n^T intensity over the footprints of the
+/// positions `indices` (each its own: the batch weight of an isolated
+/// position), where `intensity` is sum_m |P_m|^2 (D, D). 0 when there are
+/// none. `row_bounds` (footprint_row_bounds of `intensity`, or empty: no
+/// skipping) lets a footprint row be skipped when it cannot exceed the
+/// maximum found so far: exact, and on a smooth probe only the rows near
+/// its peak are evaluated once the first position has set the maximum.
+/// Blocking: returns a host scalar.
+template <class ExecSpace, class T, class Mem>
+double max_isolated_weight(ExecSpace const& space, PositionView<T, Mem> const& positions,
+                           IndexView<Mem> const& indices, RealView2<T, Mem> const& intensity,
+                           RealView1<T, Mem> const& row_bounds) {
+  if (indices.extent(0) == 0) return 0.0;
+  T result = 0;
+  impl::max_isolated_weight_into(space, positions, indices, intensity, row_bounds, Kokkos::Max<T>(result));
   return result > T(0) ? double(result) : 0.0;
+}
+
+/// The same into `result`, a rank-0 View in the space's memory (0 when
+/// there are no positions; ScalarArg reads it). Non-blocking.
+template <class ExecSpace, class T, class Mem>
+void max_isolated_weight(ExecSpace const& space, PositionView<T, Mem> const& positions, IndexView<Mem> const& indices,
+                         RealView2<T, Mem> const& intensity, RealView1<T, Mem> const& row_bounds,
+                         Kokkos::View<T, Mem> const& result) {
+  if (indices.extent(0) == 0) {
+    Kokkos::deep_copy(space, result, T(0));
+    return;
+  }
+  impl::max_isolated_weight_into(space, positions, indices, intensity, row_bounds, Kokkos::Max<T, Mem>(result));
 }
 
 /// object += step S_n^T products(b) / ((1 - alpha) S_n^T intensity + alpha
 /// w_max) over the footprints of the isolated positions n = indices(b),
 /// where products(b) = sum_m conj(P_m) delta(b, m) and intensity =
 /// sum_m |P_m|^2 (the terms add_patches and UpdateSums::add_illumination
-/// would scatter), w_max the batch's largest weight. The footprints must
-/// not meet (isolated_footprints): no two work items write one pixel, so
-/// there are no atomics on any space. Non-blocking.
-template <class ExecSpace, class T, class Mem>
+/// would scatter), w_max the batch's largest weight. `op`: a
+/// PreconditionedStep, or a PreconditionedStepArg (w_max read when the
+/// kernel runs). The footprints must not meet (isolated_footprints): no two
+/// work items write one pixel, so there are no atomics on any space.
+/// Non-blocking.
+template <class ExecSpace, class T, class Mem, class Op>
 void apply_isolated_update(ExecSpace const& space, PositionView<T, Mem> const& positions,
                            IndexView<Mem> const& indices, ComplexView3<T, Mem> const& products,
-                           RealView2<T, Mem> const& intensity, ComplexView2<T, Mem> const& object,
-                           PreconditionedStep<T> const& op) {
+                           RealView2<T, Mem> const& intensity, ComplexView2<T, Mem> const& object, Op const& op) {
   int const B = int(indices.extent(0)), D = int(intensity.extent(0));
   PTYKO_ASSERT(int(products.extent(0)) >= B && int(products.extent(1)) == D, "products do not match the positions");
   auto pos = positions;
@@ -156,7 +180,8 @@ void apply_isolated_update(ExecSpace const& space, PositionView<T, Mem> const& p
   for_each_frame_span(space, "ptyko::apply_isolated_update", B, D + 1, KOKKOS_LAMBDA(int b, int u, int v0, int v1) {
         PatchCorner<T> const c(pos(idx(b), 0), pos(idx(b), 1), D);
         impl::IsolatedUpdatePixel<T> const pixel{impl::BilinearAdjointRow<T, Complex<T>>(c, num_row, b, u, D),
-                                                 impl::BilinearAdjointRow<T, T>(c, w_row, b, u, D), &obj(c.y + u, c.x), op};
+                                                 impl::BilinearAdjointRow<T, T>(c, w_row, b, u, D), &obj(c.y + u, c.x),
+                                                 op.op()};
         // Host rows: ask for the object row two footprint rows further down.
         if (v1 - v0 > 1 && u + 2 <= D) prefetch_host(&obj(c.y + u + 2, c.x), (D + 1) * sizeof(Complex<T>));
         impl::walk_footprint_row(pixel, pixel.num.interior(), D, v0, v1);
@@ -167,17 +192,17 @@ void apply_isolated_update(ExecSpace const& space, PositionView<T, Mem> const& p
 /// positions n = indices(b): directions(b, u, v) = S_n^T products(b) /
 /// sqrt(((1 - alpha) S_n^T intensity)^2 + (alpha w_max)^2) at object pixel
 /// (corner_y + u, corner_x + v), u, v in [0, D], with the products and
-/// intensity of apply_isolated_update and `op` = PreconditionedDirection.
+/// intensity of apply_isolated_update and `op` = PreconditionedDirection
+/// (or PreconditionedDirectionArg).
 /// These are the values the object-shaped direction (scatter, then
 /// precondition_direction over the tiles) would hold there: the footprints
 /// of isolated positions meet no other of their batch. `directions` is
 /// (>= B, D + 1, D + 1) and every pixel of its first B footprints is
 /// written. Non-blocking.
-template <class ExecSpace, class T, class Mem>
+template <class ExecSpace, class T, class Mem, class Op>
 void isolated_directions(ExecSpace const& space, PositionView<T, Mem> const& positions,
                          IndexView<Mem> const& indices, ComplexView3<T, Mem> const& products,
-                         RealView2<T, Mem> const& intensity, ComplexView3<T, Mem> const& directions,
-                         PreconditionedDirection<T> const& op) {
+                         RealView2<T, Mem> const& intensity, ComplexView3<T, Mem> const& directions, Op const& op) {
   int const B = int(indices.extent(0)), D = int(intensity.extent(0));
   PTYKO_ASSERT(int(products.extent(0)) >= B && int(products.extent(1)) == D, "products do not match the positions");
   PTYKO_ASSERT(int(directions.extent(0)) >= B && int(directions.extent(1)) == D + 1 &&
@@ -194,7 +219,7 @@ void isolated_directions(ExecSpace const& space, PositionView<T, Mem> const& pos
         PatchCorner<T> const c(pos(idx(b), 0), pos(idx(b), 1), D);
         impl::IsolatedDirectionPixel<T> const pixel{impl::BilinearAdjointRow<T, Complex<T>>(c, num_row, b, u, D),
                                                     impl::BilinearAdjointRow<T, T>(c, w_row, b, u, D), &dir(b, u, 0),
-                                                    op};
+                                                    op.op()};
         impl::walk_footprint_row(pixel, pixel.num.interior(), D, v0, v1);
       });
 }
@@ -202,11 +227,12 @@ void isolated_directions(ExecSpace const& space, PositionView<T, Mem> const& pos
 /// object += step directions(b) over the footprints of the isolated
 /// positions indices(b) (isolated_directions' layout): add_scaled of the
 /// object-shaped direction, footprint by footprint. No atomics: the
-/// footprints do not meet. Non-blocking.
-template <class ExecSpace, class T, class Mem>
+/// footprints do not meet. `step`: a double or a ScalarArg<double, Mem>.
+/// Non-blocking.
+template <class ExecSpace, class T, class Mem, class Step>
 void add_isolated_directions(ExecSpace const& space, PositionView<T, Mem> const& positions,
                              IndexView<Mem> const& indices, ComplexView3<T, Mem> const& directions,
-                             ComplexView2<T, Mem> const& object, double step) {
+                             ComplexView2<T, Mem> const& object, Step const& step) {
   int const B = int(indices.extent(0)), D1 = int(directions.extent(1));
   PTYKO_ASSERT(int(directions.extent(0)) >= B && int(directions.extent(2)) == D1,
                "isolated directions must be (B, D + 1, D + 1)");
@@ -214,8 +240,9 @@ void add_isolated_directions(ExecSpace const& space, PositionView<T, Mem> const&
   auto idx = indices;
   auto dir = directions;
   auto obj = object;
-  T const s(step);
+  ScalarArg<double, Mem> const st(step);
   for_each_frame_span(space, "ptyko::add_isolated_directions", B, D1, KOKKOS_LAMBDA(int b, int u, int v0, int v1) {
+        T const s(st.get());
         PatchCorner<T> const c(pos(idx(b), 0), pos(idx(b), 1), D1 - 1);
         Complex<T>* o = &obj(c.y + u, c.x);
         Complex<T> const* d = &dir(b, u, 0);

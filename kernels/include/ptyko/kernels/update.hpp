@@ -102,6 +102,38 @@ void max_value(ExecSpace const& space, View const& v,
   impl::max_value_into(space, v, Kokkos::Max<V, typename ExecSpace::memory_space>(result));
 }
 
+/// A non-negative scalar argument of a kernel (the largest weight w_max of
+/// a preconditioned update, LSQML's step sizes): a value the host knows,
+/// and up to two rank-0 Views in the space's memory that reductions or
+/// kernels filled (max_over_tiles, max_value, max_isolated_weight), read by
+/// the kernel when it runs: the argument is the largest of the value and
+/// the slots (a slot below 0, a reduction over nothing, counts as 0 when
+/// the value is 0). The slots let a device run a batch from its sums to its
+/// update without a copy to the host in between.
+template <class S, class Mem>
+struct ScalarArg {
+  double value = 0;
+  Kokkos::View<S, Mem> slot, slot2;  ///< empty: not part of the argument
+
+  ScalarArg(double v) : value(v) {}  // NOLINT: a host value wherever a double was
+  explicit ScalarArg(Kokkos::View<S, Mem> const& s) : slot(s) {}
+  /// This argument and `s`'s content, the larger (at most two slots).
+  ScalarArg with(Kokkos::View<S, Mem> const& s) const {
+    PTYKO_ASSERT(slot2.data() == nullptr, "a ScalarArg holds at most two slots");
+    ScalarArg out = *this;
+    (out.slot.data() == nullptr ? out.slot : out.slot2) = s;
+    return out;
+  }
+  /// Whether the value is all there is (the host may read `value`).
+  bool on_host() const { return slot.data() == nullptr; }
+  KOKKOS_INLINE_FUNCTION double get() const {
+    double v = value;
+    if (slot.data() != nullptr && double(slot()) > v) v = double(slot());
+    if (slot2.data() != nullptr && double(slot2()) > v) v = double(slot2());
+    return v;
+  }
+};
+
 /// One pixel of the regularised (rPIE-style) preconditioned update
 /// f += step num / ((1 - alpha) w + alpha w_max) where the denominator is > 0.
 template <class T>
@@ -114,6 +146,17 @@ struct PreconditionedStep {
     T const denom = (T(1) - a) * w + wm;
     f += (denom > T(0) ? s / denom : T(0)) * u;  // a select: vectorises (kernels/CMakeLists.txt)
   }
+  KOKKOS_INLINE_FUNCTION PreconditionedStep op() const { return *this; }
+};
+
+/// A PreconditionedStep whose w_max a kernel reads when it runs
+/// (ScalarArg): kernels that take an op build it with op().
+template <class T, class Mem>
+struct PreconditionedStepArg {
+  double alpha;
+  ScalarArg<T, Mem> w_max;
+  double step;
+  KOKKOS_INLINE_FUNCTION PreconditionedStep<T> op() const { return PreconditionedStep<T>(alpha, w_max.get(), step); }
 };
 
 /// One pixel of LSQML's preconditioned search direction
@@ -129,25 +172,16 @@ struct PreconditionedDirection {
     T const denom = math::sqrt(wk * wk + wm2);
     d *= denom > T(0) ? T(1) / denom : T(0);
   }
+  KOKKOS_INLINE_FUNCTION PreconditionedDirection op() const { return *this; }
 };
 
-/// A non-negative scalar argument of a kernel (the largest weight w_max of
-/// a preconditioned update, LSQML's step sizes): a value the host knows, or
-/// a rank-0 View in the space's memory that a reduction or kernel filled
-/// (max_over_tiles, max_value; a value below 0 there reads as 0), read by
-/// the kernel when it runs. The second lets a device run a batch from its
-/// sums to its update without a copy to the host in between.
-template <class S, class Mem>
-struct ScalarArg {
-  double value = 0;
-  Kokkos::View<S, Mem> slot;  ///< empty: `value`
-
-  ScalarArg(double v) : value(v) {}  // NOLINT: a host value wherever a double was
-  explicit ScalarArg(Kokkos::View<S, Mem> const& s) : slot(s) {}
-  KOKKOS_INLINE_FUNCTION double get() const {
-    if (slot.data() == nullptr) return value;
-    double const v = double(slot());
-    return v > 0.0 ? v : 0.0;
+/// A PreconditionedDirection whose w_max a kernel reads when it runs.
+template <class T, class Mem>
+struct PreconditionedDirectionArg {
+  double alpha;
+  ScalarArg<T, Mem> w_max;
+  KOKKOS_INLINE_FUNCTION PreconditionedDirection<T> op() const {
+    return PreconditionedDirection<T>(alpha, w_max.get());
   }
 };
 

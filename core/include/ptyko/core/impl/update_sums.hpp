@@ -61,7 +61,7 @@ class UpdateSums {
         m_row_bounds(Kokkos::view_alloc(space, "ptyko::UpdateSums::footprint_row_bounds"), D + 1),
         m_products(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::UpdateSums::products"),
                    max_batch, D, D),
-        m_maxima(Kokkos::view_alloc(space, "ptyko::UpdateSums::maxima"), 2),
+        m_maxima(Kokkos::view_alloc(space, "ptyko::UpdateSums::maxima"), 4),
         m_maxima_host(Kokkos::create_mirror_view(m_maxima)) {}
 
   /// Zeroes every sum (whole object).
@@ -73,6 +73,7 @@ class UpdateSums {
     m_batch_probe_set = false;
     m_w_max = 0;
     m_w_max_known = is_host_space_v<ExecSpace>;
+    m_batch_w_max_set = false;
     m_num_zeroed = m_w_zeroed = false;
     if (probe) zero_probe(space);
   }
@@ -94,6 +95,7 @@ class UpdateSums {
     m_batch_probe_set = false;
     m_w_max = 0;
     m_w_max_known = is_host_space_v<ExecSpace>;
+    m_batch_w_max_set = false;
     m_num_zeroed = m_w_zeroed = false;
     if (probe) zero_probe(space);
   }
@@ -145,16 +147,21 @@ class UpdateSums {
   /// alone once the batch's largest weight over all ranks is known (reduce):
   /// rPIE's apply_isolated_update, LSQML's isolated_directions. Call after
   /// begin_batch, with the batch's probe. Returns this rank's largest
-  /// isolated weight, for reduce.
-  double begin_isolated(ExecSpace const& space, ComplexView3<T, Mem> const& probe,
-                        PositionView<T, Mem> const& positions, IndexView<Mem> const& idx, int isolated) {
+  /// isolated weight, for reduce: a host value (blocking), or with
+  /// `in_space` (one rank: no maximum over ranks) left in a slot in the
+  /// space's memory (non-blocking; ScalarArg).
+  ScalarArg<T, Mem> begin_isolated(ExecSpace const& space, ComplexView3<T, Mem> const& probe,
+                                   PositionView<T, Mem> const& positions, IndexView<Mem> const& idx, int isolated,
+                                   bool in_space = false) {
     int const B = int(idx.extent(0));
     set_batch_probe(space, probe);
     IndexView<Mem> const alone = Kokkos::subview(idx, std::make_pair(B - isolated, B));
     m_isolated_from = B - isolated;
     m_isolated_in_pipeline = false;
     footprint_row_bounds(space, m_probe_int, m_row_bounds);
-    return max_isolated_weight(space, positions, alone, m_probe_int, m_row_bounds);
+    if (!in_space) return max_isolated_weight(space, positions, alone, m_probe_int, m_row_bounds);
+    max_isolated_weight(space, positions, alone, m_probe_int, m_row_bounds, maximum_slot(isolated_slot));
+    return ScalarArg<T, Mem>(maximum_slot(isolated_slot));
   }
 
   /// begin_isolated for rPIE on one rank, where the batch's largest weight
@@ -162,23 +169,27 @@ class UpdateSums {
   /// goes, O += step S^T(sum_m conj(P_m) delta) / ((1 - alpha) S^T sum_m
   /// |P_m|^2 + alpha w_max) (apply_isolated_update), with its product still
   /// in cache. That needs w_max first, so the other positions' illumination
-  /// is added now (accumulate then skips it); returns that w_max, which
-  /// reduce returns too (blocking).
-  double begin_isolated_updates(ExecSpace const& space, ComplexView3<T, Mem> const& probe,
-                                PositionView<T, Mem> const& positions, IndexView<Mem> const& idx, int isolated,
-                                ComplexView2<T, Mem> const& object, double alpha, double step) {
+  /// is added now (accumulate then skips it); w_max is the larger of the
+  /// isolated positions' maximum and the others', which stay in slots in
+  /// the space's memory on devices (no wait for the host) and reduce
+  /// returns as the object's maximum.
+  void begin_isolated_updates(ExecSpace const& space, ComplexView3<T, Mem> const& probe,
+                              PositionView<T, Mem> const& positions, IndexView<Mem> const& idx, int isolated,
+                              ComplexView2<T, Mem> const& object, double alpha, double step) {
     int const B = int(idx.extent(0));
-    double const alone_max = begin_isolated(space, probe, positions, idx, isolated);
+    ScalarArg<T, Mem> w_max = begin_isolated(space, probe, positions, idx, isolated, /*in_space=*/true);
     m_isolated_in_pipeline = true;
     m_object = object;
     add_illumination(space, positions, Kokkos::subview(idx, std::make_pair(0, B - isolated)), obj_w);
-    double summed_max = m_w_max;
-    if constexpr (!is_host_space_v<ExecSpace>) summed_max = max_over_tiles(space, m_written.list, obj_w);
-    double const w_max = std::max(summed_max, alone_max);
-    m_isolated_step = PreconditionedStep<T>(alpha, w_max, step);
-    m_w_max = w_max;  // the batch's, for reduce: no pass of its own on any space
-    m_w_max_known = true;
-    return w_max;
+    if constexpr (is_host_space_v<ExecSpace>) {
+      w_max.value = m_w_max;  // the scatter's maximum
+    } else {
+      max_over_tiles(space, m_written.list, obj_w, maximum_slot(summed_slot));
+      w_max = w_max.with(maximum_slot(summed_slot));
+    }
+    m_isolated_step = PreconditionedStepArg<T, Mem>{alpha, w_max, step};
+    m_batch_w_max = w_max;  // the batch's, for reduce: no pass of its own on any space
+    m_batch_w_max_set = true;
   }
 
   /// The isolated positions of the batch `idx` (begin_isolated) and their
@@ -255,15 +266,20 @@ class UpdateSums {
 
   /// Sums over ranks; returns the global maxima of obj_w and probe_w.
   /// `isolated_max`: this rank's largest weight of isolated positions
-  /// outside the sums (begin_isolated), taken into the object maximum.
-  /// `host_values`: whether the caller reads the maxima on the host
-  /// (ScalarArg::value). When it does not and the strategy takes no
-  /// maximum over ranks (one rank), a maximum not known yet stays where
-  /// its reduction leaves it, for the update kernels to read: a device
-  /// then runs the batch from its sums to its update without waiting for
-  /// the host.
+  /// outside the sums (begin_isolated), taken into the object maximum. On
+  /// one rank the maxima not known yet stay where their reductions leave
+  /// them, for the update kernels to read (ScalarArg): a device then runs
+  /// the batch from its sums to its update without waiting for the host.
+  /// On several they are host values, maximised over ranks (collective).
   std::array<ScalarArg<T, Mem>, 2> reduce(ExecSpace const& space, Sync<T, ExecSpace>& sync, bool probe,
-                                          double isolated_max = 0, bool host_values = true) {
+                                          ScalarArg<T, Mem> const& isolated_max = 0.0) {
+    if (m_batch_w_max_set) {  // begin_isolated_updates: one rank, the object's maximum known
+      PTYKO_ASSERT(sync.ranks() == 1, "isolated updates in the pipeline are for one rank");
+      sync.sum_object(space, obj_num, obj_w, m_written, -1.0);
+      if (probe) sync.sum_probe(space, probe_num, probe_w);
+      if (probe) max_value(space, probe_w, maximum_slot(1));
+      return {m_batch_w_max, probe ? ScalarArg<T, Mem>(maximum_slot(1)) : ScalarArg<T, Mem>(0.0)};
+    }
     // The batch's largest weight without a pass of its own where possible:
     // from the strategy's sum, given on host spaces the largest weight the
     // illumination scatter left (the tiles are zero elsewhere).
@@ -280,22 +296,30 @@ class UpdateSums {
     else if (obj_unknown)
       max_value(space, obj_w, maximum_slot(0));
     if (probe) max_value(space, probe_w, maximum_slot(1));
-    if (!host_values && isolated_max <= 0 && sync.ranks() == 1) {
-      return {obj_unknown ? ScalarArg<T, Mem>(maximum_slot(0)) : ScalarArg<T, Mem>(known),
-              probe ? ScalarArg<T, Mem>(maximum_slot(1)) : ScalarArg<T, Mem>(0.0)};
+    if (sync.ranks() == 1) {
+      ScalarArg<T, Mem> object = obj_unknown ? ScalarArg<T, Mem>(maximum_slot(0)) : ScalarArg<T, Mem>(known);
+      object.value = std::max(object.value, isolated_max.value);
+      if (!isolated_max.on_host()) object = object.with(isolated_max.slot);
+      return {object, probe ? ScalarArg<T, Mem>(maximum_slot(1)) : ScalarArg<T, Mem>(0.0)};
     }
-    // Else they come back in one copy: one wait for both, not one for each.
+    // Several ranks: back in one copy (one wait for both, not one for
+    // each), then the maxima over ranks.
+    PTYKO_ASSERT(isolated_max.on_host(), "the isolated maximum of several ranks is a host value");
     if (obj_unknown || probe) {
-      Kokkos::deep_copy(space, m_maxima_host, m_maxima);  // device -> host: the two maxima
+      Kokkos::deep_copy(space, m_maxima_host, m_maxima);  // device -> host: the maxima
       fence(space, "ptyko::UpdateSums::maxima");
     }
     auto const slot = [&](int k) { return std::max(0.0, double(m_maxima_host(k))); };  // below 0: no value, 0
-    std::array<double, 2> maxima{std::max(obj_unknown ? slot(0) : known, isolated_max), probe ? slot(1) : 0.0};
+    std::array<double, 2> maxima{std::max(obj_unknown ? slot(0) : known, isolated_max.value),
+                                 probe ? slot(1) : 0.0};
     sync.max(maxima.data(), 2);
     return {ScalarArg<T, Mem>(maxima[0]), ScalarArg<T, Mem>(maxima[1])};
   }
 
  private:
+  // m_maxima's slots: 0 obj_w, 1 probe_w (reduce), the isolated positions'
+  // maximum, the other positions' maximum on devices (begin_isolated_updates).
+  static constexpr int isolated_slot = 2, summed_slot = 3;
   Kokkos::View<T, Mem> maximum_slot(int k) const { return Kokkos::View<T, Mem>(m_maxima.data() + k); }
 
   void zero_probe(ExecSpace const& space) {
@@ -309,7 +333,9 @@ class UpdateSums {
   ComplexView2<T, Mem> m_object;      ///< the object isolated positions update (in the pipeline)
   bool m_batch_probe_set = false;      ///< set_batch_probe ran since begin_batch
   bool m_isolated_in_pipeline = true;  ///< begin_isolated_updates, not begin_isolated
-  PreconditionedStep<T> m_isolated_step{0, 0, 0};  ///< in the pipeline
+  PreconditionedStepArg<T, Mem> m_isolated_step{0, 0.0, 0};  ///< in the pipeline
+  ScalarArg<T, Mem> m_batch_w_max{0.0};  ///< the batch's largest weight (begin_isolated_updates)
+  bool m_batch_w_max_set = false;        ///< m_batch_w_max is set for this batch
   MirroredTileList<Mem> m_written;  ///< tiles of the current batch (when m_tiled)
   bool m_tiled = false;     ///< false: the sums may span the whole object
   bool m_num_zeroed = false;  ///< obj_num is already zero on m_written
