@@ -64,6 +64,28 @@ void scatter_weights(ExecSpace const& space, Batch<T> const& b, int D, RealView2
                       KOKKOS_LAMBDA(int, int i) { return &values(i, 0); });
 }
 
+// A batch's object sums as its positions leave them: the numerators of
+// random patch values and the weights of scatter_weights (k = 1), non-zero
+// only inside the footprints, and the tiles of those footprints.
+template <class T>
+struct BatchSums {
+  Batch<T> b;
+  TileList<MemSpace> tiles;
+  ComplexView2<T, MemSpace> num;
+  RealView2<T, MemSpace> w;
+};
+template <class T>
+BatchSums<T> batch_sums(ExecSpace const& space, int N, int D, int H, int W, unsigned seed) {
+  BatchSums<T> s{random_batch<T>(N, D, H, W, seed), {}, ComplexView2<T, MemSpace>("num", H, W),
+                 RealView2<T, MemSpace>("w", H, W)};
+  s.tiles = make_tile_list<MemSpace>(footprint_tiles(s.b.centres, D, H, W), "tiles");
+  ComplexView3<T, MemSpace> values("values", N, D, D);
+  test::fill_random(values, seed + 1);
+  add_patches(space, values, s.b.pos, s.b.idx, s.num);
+  scatter_weights(space, s.b, D, s.w, 1);
+  return s;
+}
+
 // Largest |a - b| over two Views of the same shape (host copies).
 template <class A, class B>
 double max_abs_diff(A const& a, B const& b) {
@@ -185,15 +207,12 @@ TYPED_TEST(Tiles, TiledPassesMatchWholeObjectPasses) {
   using C = Complex<T>;
   ExecSpace space;
   int const N = 4, D = 20, H = 120, W = 97;
-  auto b = random_batch<T>(N, D, H, W, 9);
-  auto tiles = make_tile_list<MemSpace>(footprint_tiles(b.centres, D, H, W), "tiles");
   // Sums that are non-zero only inside the footprints, as a batch leaves them.
-  ComplexView3<T, MemSpace> values("values", N, D, D);
-  test::fill_random(values, 5);
-  ComplexView2<T, MemSpace> num("num", H, W);
-  RealView2<T, MemSpace> w("w", H, W);
-  add_patches(space, values, b.pos, b.idx, num);
-  scatter_weights(space, b, D, w, 1);
+  auto const sums = batch_sums<T>(space, N, D, H, W, 9);
+  auto const& b = sums.b;
+  auto const& tiles = sums.tiles;
+  auto const& num = sums.num;
+  auto const& w = sums.w;
   ComplexView2<T, MemSpace> obj_flat("obj_flat", H, W), obj_tiled("obj_tiled", H, W);
   test::fill_random(obj_flat, 6);
   Kokkos::deep_copy(obj_tiled, obj_flat);
@@ -292,15 +311,11 @@ TYPED_TEST(Tiles, TiledPassesMatchWholeObjectPasses) {
 TYPED_TEST(Tiles, MaximaLeftInTheSpaceGiveTheHostValuesUpdates) {
   using T = TypeParam;
   ExecSpace space;
-  int const N = 4, D = 20, H = 90, W = 77;
-  auto b = random_batch<T>(N, D, H, W, 21);
-  auto tiles = make_tile_list<MemSpace>(footprint_tiles(b.centres, D, H, W), "tiles");
-  ComplexView3<T, MemSpace> values("values", N, D, D);
-  test::fill_random(values, 22);
-  ComplexView2<T, MemSpace> num("num", H, W);
-  RealView2<T, MemSpace> w("w", H, W);
-  add_patches(space, values, b.pos, b.idx, num);
-  scatter_weights(space, b, D, w, 1);
+  auto const sums = batch_sums<T>(space, 4, 20, 90, 77, 21);
+  auto const& tiles = sums.tiles;
+  auto const& num = sums.num;
+  auto const& w = sums.w;
+  int const H = 90, W = 77;
 
   RealView1<T, MemSpace> slots("slots", 3);
   Kokkos::View<T, MemSpace> const tiled(slots.data()), whole(slots.data() + 1), empty(slots.data() + 2);
