@@ -5,6 +5,10 @@
 // Tools callback counts the memory allocations of Kokkos Views; none may
 // happen. A View made per batch or per epoch (a scratch buffer, a host
 // mirror of a device View) shows here by its label.
+// On devices (and the device forms on the host) the same epochs of the
+// batch solvers are also counted for the host's waits for the device
+// (fences): on one rank there may be a few per epoch, none per batch
+// (docs/performance.md, section 5, item 50).
 #include <ptyko/core/cxi.hpp>
 #include <ptyko/core/dataset.hpp>
 #include <ptyko/core/probe_modes.hpp>
@@ -19,7 +23,10 @@
 #include <allocation_counter.hpp>
 #include <test_files.hpp>
 
+#include <cstdint>
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -56,36 +63,99 @@ class RemoveDataset : public ::testing::Environment {
 };
 [[maybe_unused]] auto* const environment = ::testing::AddGlobalTestEnvironment(new RemoveDataset);
 
-class EpochAllocations : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(EpochAllocations, NoneAfterTheFirstEpochs) {
+/// A reconstruction of the dataset on one rank with `solver`, 8 epochs of
+/// 2 modes and a scale normalisation every 3, after 3 warm-up epochs (DM
+/// and RAAR start updating the probe at epoch 2, and plans of the FFT
+/// library are made on first use). `sync` must outlive it.
+std::unique_ptr<Reconstruction<float, Exec>> warmed_up(std::string const& solver, LocalSync<float, Exec>& sync) {
   Exec space;
-  LocalSync<float, Exec> sync;
   ScanLayout const layout = read_scan_layout(dataset_path().string(), LoadOptions{});
   int const H = layout.grid.height, W = layout.grid.width;
   std::vector<std::size_t> ids(layout.info.frames);
   std::iota(ids.begin(), ids.end(), std::size_t(0));
   auto data = load_local_data<float, Exec>(space, layout, ids, 0, 0, H, W, LoadOptions{});
   SolverOptions options;
-  options.solver = GetParam();
+  options.solver = solver;
   options.epochs = 8;
   options.modes = 2;
   options.rescale_every = 3;  // a normalisation among the counted epochs (epochs 3 and 6)
   double const diameter = default_probe_diameter(typical_step(layout.positions_px), layout.info.ny);
   auto state = initial_state<float, Exec>(space, data, sync, H, W, HostComplex3(), options.modes, options.seed,
                                           diameter);
-  Reconstruction<float, Exec> rec(space, std::move(data), std::move(state), options, sync, layout.positions_px);
-  // Warm-up: DM and RAAR start updating the probe at epoch 2, and plans of
-  // the FFT library are made on first use.
-  for (int e = 0; e < 3; ++e) rec.step();
+  auto rec = std::make_unique<Reconstruction<float, Exec>>(space, std::move(data), std::move(state), options, sync,
+                                                           layout.positions_px);
+  for (int e = 0; e < 3; ++e) rec->step();
+  return rec;
+}
+
+class EpochAllocations : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EpochAllocations, NoneAfterTheFirstEpochs) {
+  LocalSync<float, Exec> sync;
+  auto const rec = warmed_up(GetParam(), sync);
   test::AllocationCounter const counter;
-  while (!rec.done()) rec.step();
-  EXPECT_TRUE(counter.counts().empty()) << options.solver << " allocated during epochs 4-8:\n" << counter.listed();
-  EXPECT_EQ(rec.state().cost.size(), 8u);
+  while (!rec->done()) rec->step();
+  EXPECT_TRUE(counter.counts().empty()) << GetParam() << " allocated during epochs 4-8:\n" << counter.listed();
+  EXPECT_EQ(rec->state().cost.size(), 8u);
   // The batch-gradient solvers' direct updates ran too (86, 37 and 144 of
   // the 144 positions for LSQML, rPIE and ePIE on this scan).
-  if (options.solver != "dm" && options.solver != "raar") EXPECT_GT(rec.isolated_positions(), 0u);
+  if (GetParam() != "dm" && GetParam() != "raar") EXPECT_GT(rec->isolated_positions(), 0u);
 }
+
+/// Counts the host's waits for the device by name while installed (Kokkos
+/// Tools fence callbacks, Kokkos 3.5 and later), but for the fences the
+/// tools add around their own callbacks.
+class FenceCounter {
+ public:
+  FenceCounter() {
+    counts().clear();
+    Kokkos::Tools::Experimental::set_begin_fence_callback(&on_fence);
+  }
+  ~FenceCounter() { Kokkos::Tools::Experimental::set_begin_fence_callback(nullptr); }
+  FenceCounter(FenceCounter const&) = delete;
+  FenceCounter& operator=(FenceCounter const&) = delete;
+  static std::map<std::string, int>& counts() {
+    static std::map<std::string, int> c;
+    return c;
+  }
+  static int total() {
+    int n = 0;
+    for (auto const& entry : counts()) n += entry.second;
+    return n;
+  }
+
+ private:
+  static void on_fence(char const* name, std::uint32_t, std::uint64_t* id) {
+    *id = 0;
+    std::string const what = name != nullptr ? name : "(unnamed)";
+    if (what.rfind("Kokkos::Tools::", 0) != 0) ++counts()[what];
+  }
+};
+
+class EpochWaits : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EpochWaits, NonePerBatchOnOneRank) {
+  if constexpr (is_host_space_v<Exec>) {
+    GTEST_SKIP() << "a host space's kernels have finished when they return: nothing to wait for";
+  } else {
+#if KOKKOS_VERSION < 30500
+    GTEST_SKIP() << "Kokkos reports fences to tools from 3.5 on";
+#endif
+    LocalSync<float, Exec> sync;
+    auto const rec = warmed_up(GetParam(), sync);
+    FenceCounter const counter;
+    while (!rec->done()) rec->step();
+    std::string listed;
+    for (auto const& [name, n] : counter.counts()) listed += "  " + name + " x " + std::to_string(n) + "\n";
+    // Epochs 4-8 have 5 x 9 (rPIE), 5 x 18 (LSQML) and 5 x 144 (ePIE)
+    // batches; a wait per batch would pass 8 per epoch.
+    EXPECT_LE(counter.total(), 5 * 8) << GetParam() << " waited during epochs 4-8:\n" << listed;
+    EXPECT_GT(counter.total(), 0) << "the epochs' ends wait: the counter must see them";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Solvers, EpochWaits, ::testing::Values("lsqml", "rpie", "epie"),
+                         [](auto const& info) { return info.param; });
 
 INSTANTIATE_TEST_SUITE_P(Solvers, EpochAllocations, ::testing::Values("lsqml", "rpie", "epie", "dm", "raar"),
                          [](auto const& info) { return info.param; });
