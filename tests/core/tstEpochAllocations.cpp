@@ -20,12 +20,10 @@
 
 #include <gtest/gtest.h>
 
-#include <allocation_counter.hpp>
+#include <tools_counters.hpp>
 #include <test_files.hpp>
 
-#include <cstdint>
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -102,36 +100,6 @@ TEST_P(EpochAllocations, NoneAfterTheFirstEpochs) {
   if (GetParam() != "dm" && GetParam() != "raar") EXPECT_GT(rec->isolated_positions(), 0u);
 }
 
-/// Counts the host's waits for the device by name while installed (Kokkos
-/// Tools fence callbacks, Kokkos 3.5 and later), but for the fences the
-/// tools add around their own callbacks.
-class FenceCounter {
- public:
-  FenceCounter() {
-    counts().clear();
-    Kokkos::Tools::Experimental::set_begin_fence_callback(&on_fence);
-  }
-  ~FenceCounter() { Kokkos::Tools::Experimental::set_begin_fence_callback(nullptr); }
-  FenceCounter(FenceCounter const&) = delete;
-  FenceCounter& operator=(FenceCounter const&) = delete;
-  static std::map<std::string, int>& counts() {
-    static std::map<std::string, int> c;
-    return c;
-  }
-  static int total() {
-    int n = 0;
-    for (auto const& entry : counts()) n += entry.second;
-    return n;
-  }
-
- private:
-  static void on_fence(char const* name, std::uint32_t, std::uint64_t* id) {
-    *id = 0;
-    std::string const what = name != nullptr ? name : "(unnamed)";
-    if (what.rfind("Kokkos::Tools::", 0) != 0) ++counts()[what];
-  }
-};
-
 class EpochWaits : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EpochWaits, NonePerBatchOnOneRank) {
@@ -143,13 +111,11 @@ TEST_P(EpochWaits, NonePerBatchOnOneRank) {
 #endif
     LocalSync<float, Exec> sync;
     auto const rec = warmed_up(GetParam(), sync);
-    FenceCounter const counter;
+    test::FenceCounter const counter;
     while (!rec->done()) rec->step();
-    std::string listed;
-    for (auto const& [name, n] : counter.counts()) listed += "  " + name + " x " + std::to_string(n) + "\n";
     // Epochs 4-8 have 5 x 9 (rPIE), 5 x 18 (LSQML) and 5 x 144 (ePIE)
     // batches; a wait per batch would pass 8 per epoch.
-    EXPECT_LE(counter.total(), 5 * 8) << GetParam() << " waited during epochs 4-8:\n" << listed;
+    EXPECT_LE(counter.total(), 5 * 8) << GetParam() << " waited during epochs 4-8:\n" << counter.listed();
     EXPECT_GT(counter.total(), 0) << "the epochs' ends wait: the counter must see them";
   }
 }

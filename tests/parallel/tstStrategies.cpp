@@ -22,7 +22,7 @@
 
 #include <gtest/gtest.h>
 
-#include <allocation_counter.hpp>
+#include <tools_counters.hpp>
 #include <test_files.hpp>
 
 #include <cmath>

@@ -1,0 +1,77 @@
+#pragma once
+// Counters of Kokkos events by label while installed, through Kokkos Tools
+// callbacks (in-process; one counter of a kind at a time):
+//  * AllocationCounter: View allocations. Tests use it to check that epochs
+//    allocate nothing (issue 6: buffers and plans kept across batches, no
+//    per-batch allocations).
+//  * FenceCounter: the host's waits for the device (fences; reported from
+//    Kokkos 3.5 on), but for those the tools add around their own
+//    callbacks. Tests use it to check that an epoch on one device waits per
+//    epoch, not per batch.
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace ptyko::test {
+
+/// Counts by label, shared by the counters below; Kind keeps each kind's
+/// counts apart.
+template <class Kind>
+class LabelCounts {
+ public:
+  /// Events since the counter was installed, by label.
+  static std::map<std::string, int>& counts() {
+    static std::map<std::string, int> c;
+    return c;
+  }
+
+  /// All events counted.
+  static int total() {
+    int n = 0;
+    for (auto const& entry : counts()) n += entry.second;
+    return n;
+  }
+
+  /// The counts as lines "  label x n", for a failure message.
+  static std::string listed() {
+    std::string out;
+    for (auto const& [label, n] : counts()) out += "  " + label + " x " + std::to_string(n) + "\n";
+    return out;
+  }
+
+ protected:
+  LabelCounts() { counts().clear(); }
+  static void count(char const* label) { ++counts()[label ? label : "(no label)"]; }
+};
+
+class AllocationCounter : public LabelCounts<AllocationCounter> {
+ public:
+  AllocationCounter() { Kokkos::Tools::Experimental::set_allocate_data_callback(&on_allocate); }
+  ~AllocationCounter() { Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr); }
+  AllocationCounter(AllocationCounter const&) = delete;
+  AllocationCounter& operator=(AllocationCounter const&) = delete;
+
+ private:
+  static void on_allocate(Kokkos::Profiling::SpaceHandle, char const* label, void const*, std::uint64_t) {
+    count(label);
+  }
+};
+
+class FenceCounter : public LabelCounts<FenceCounter> {
+ public:
+  FenceCounter() { Kokkos::Tools::Experimental::set_begin_fence_callback(&on_fence); }
+  ~FenceCounter() { Kokkos::Tools::Experimental::set_begin_fence_callback(nullptr); }
+  FenceCounter(FenceCounter const&) = delete;
+  FenceCounter& operator=(FenceCounter const&) = delete;
+
+ private:
+  static void on_fence(char const* name, std::uint32_t, std::uint64_t* id) {
+    *id = 0;
+    if (name == nullptr || std::string(name).rfind("Kokkos::Tools::", 0) != 0) count(name);
+  }
+};
+
+}  // namespace ptyko::test
