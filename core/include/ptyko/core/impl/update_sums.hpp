@@ -273,16 +273,11 @@ class UpdateSums {
   /// On several they are host values, maximised over ranks (collective).
   std::array<ScalarArg<T, Mem>, 2> reduce(ExecSpace const& space, Sync<T, ExecSpace>& sync, bool probe,
                                           ScalarArg<T, Mem> const& isolated_max = 0.0) {
-    if (m_batch_w_max_set) {  // begin_isolated_updates: one rank, the object's maximum known
-      PTYKO_ASSERT(sync.ranks() == 1, "isolated updates in the pipeline are for one rank");
-      sync.sum_object(space, obj_num, obj_w, m_written, -1.0);
-      if (probe) sync.sum_probe(space, probe_num, probe_w);
-      if (probe) max_value(space, probe_w, maximum_slot(1));
-      return {m_batch_w_max, probe ? ScalarArg<T, Mem>(maximum_slot(1)) : ScalarArg<T, Mem>(0.0)};
-    }
     // The batch's largest weight without a pass of its own where possible:
-    // from the strategy's sum, given on host spaces the largest weight the
-    // illumination scatter left (the tiles are zero elsewhere).
+    // set by begin_isolated_updates, or from the strategy's sum, given on
+    // host spaces the largest weight the illumination scatter left (the
+    // tiles are zero elsewhere).
+    PTYKO_ASSERT(!m_batch_w_max_set || sync.ranks() == 1, "isolated updates in the pipeline are for one rank");
     double known = -1;
     if (m_tiled)
       known = sync.sum_object(space, obj_num, obj_w, m_written, m_w_max_known ? m_w_max : -1.0);
@@ -290,17 +285,19 @@ class UpdateSums {
       sync.sum_object(space, obj_num, obj_w);
     if (probe) sync.sum_probe(space, probe_num, probe_w);
     // The maxima still unknown are reduced into slots in the space's memory.
-    bool const obj_unknown = known < 0;
+    bool const obj_unknown = known < 0 && !m_batch_w_max_set;
     if (obj_unknown && m_tiled)
-      max_over_tiles(space, m_written.list, obj_w, maximum_slot(0));
+      max_over_tiles(space, m_written.list, obj_w, maximum_slot(object_slot));
     else if (obj_unknown)
-      max_value(space, obj_w, maximum_slot(0));
-    if (probe) max_value(space, probe_w, maximum_slot(1));
+      max_value(space, obj_w, maximum_slot(object_slot));
+    if (probe) max_value(space, probe_w, maximum_slot(probe_slot));
     if (sync.ranks() == 1) {
-      ScalarArg<T, Mem> object = obj_unknown ? ScalarArg<T, Mem>(maximum_slot(0)) : ScalarArg<T, Mem>(known);
+      ScalarArg<T, Mem> object = m_batch_w_max_set ? m_batch_w_max
+                                 : obj_unknown     ? ScalarArg<T, Mem>(maximum_slot(object_slot))
+                                                   : ScalarArg<T, Mem>(known);
       object.value = std::max(object.value, isolated_max.value);
       if (!isolated_max.on_host()) object = object.with(isolated_max.slot);
-      return {object, probe ? ScalarArg<T, Mem>(maximum_slot(1)) : ScalarArg<T, Mem>(0.0)};
+      return {object, probe ? ScalarArg<T, Mem>(maximum_slot(probe_slot)) : ScalarArg<T, Mem>(0.0)};
     }
     // Several ranks: back in one copy (one wait for both, not one for
     // each), then the maxima over ranks.
@@ -310,16 +307,16 @@ class UpdateSums {
       fence(space, "ptyko::UpdateSums::maxima");
     }
     auto const slot = [&](int k) { return std::max(0.0, double(m_maxima_host(k))); };  // below 0: no value, 0
-    std::array<double, 2> maxima{std::max(obj_unknown ? slot(0) : known, isolated_max.value),
-                                 probe ? slot(1) : 0.0};
+    std::array<double, 2> maxima{std::max(obj_unknown ? slot(object_slot) : known, isolated_max.value),
+                                 probe ? slot(probe_slot) : 0.0};
     sync.max(maxima.data(), 2);
     return {ScalarArg<T, Mem>(maxima[0]), ScalarArg<T, Mem>(maxima[1])};
   }
 
  private:
-  // m_maxima's slots: 0 obj_w, 1 probe_w (reduce), the isolated positions'
-  // maximum, the other positions' maximum on devices (begin_isolated_updates).
-  static constexpr int isolated_slot = 2, summed_slot = 3;
+  // m_maxima's slots: obj_w's and probe_w's maxima (reduce), the isolated
+  // positions' and, on devices, the other positions' (begin_isolated_updates).
+  static constexpr int object_slot = 0, probe_slot = 1, isolated_slot = 2, summed_slot = 3;
   Kokkos::View<T, Mem> maximum_slot(int k) const { return Kokkos::View<T, Mem>(m_maxima.data() + k); }
 
   void zero_probe(ExecSpace const& space) {
