@@ -47,6 +47,8 @@
 //                          flops 8 B M n
 //   add_patch_intensity    bytes 8 B n + 2 * 4 n
 //                          flops 4 B n
+//   add_probe_sums         (the two above in one pass over the patches)
+//                          bytes 8 B n + 8 B M n + 2 * 8 M n + 2 * 4 n, flops 8 B M n + 4 B n
 //   apply_preconditioned_update (object of H x W = (4D)^2 pixels, no batch)
 //                          bytes HW (8 field read + 8 num + 4 weight + 8 field write)
 //                          flops 8 HW
@@ -346,6 +348,14 @@ void BM_add_patch_intensity(benchmark::State& state) {
   set_rates(state, 8 * f.B * f.n() + 8 * f.n(), 4 * f.B * f.n(), f.B);
 }
 
+void BM_add_probe_sums(benchmark::State& state) {
+  Exec space;
+  Fixture& f = fixture(space, int(state.range(0)), int(state.range(1)));
+  timed_loop(state, space, [&] { add_probe_sums(space, f.B, f.patches, f.waves, f.probe_out, f.probe_w); });
+  set_rates(state, 8 * f.B * f.n() + 8.0 * f.B * M * f.n() + 16 * M * f.n() + 8 * f.n(),
+            8.0 * f.B * M * f.n() + 4 * f.B * f.n(), f.B);
+}
+
 void BM_apply_preconditioned_update(benchmark::State& state) {
   Exec space;
   int const D = int(state.range(0));
@@ -565,6 +575,7 @@ void register_all(bool full) {
       {"add_illumination", BM_add_illumination},
       {"patch_adjoint_product", BM_patch_adjoint_product},
       {"add_patch_intensity", BM_add_patch_intensity},
+      {"add_probe_sums", BM_add_probe_sums},
       {"max_isolated_weight", BM_max_isolated_weight},
       {"apply_isolated_update", BM_apply_isolated_update},
       {"isolated_directions", BM_isolated_directions},

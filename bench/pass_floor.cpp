@@ -17,7 +17,8 @@
 //   pass-floor-ratio <solver> <(FFTs + passes) / FFTs>
 // Passes per 2-position chunk (rPIE, LSQML): extract + exit waves, FFT,
 // Fourier step, inverse FFT, per-patch object product, its scatter, probe
-// product, illumination scatter, patch intensity. Per batch: rPIE one
+// product, illumination scatter, the probe's numerator and weight (one pass
+// over the patches, as add_probe_sums). Per batch: rPIE one
 // preconditioned update over the batch's 16 x 16 tiles (batch 16); LSQML
 // the direction over the tiles, the step sums of every position, the scaled
 // add over the tiles (batch 8, waves and patches kept per batch). DM
@@ -156,6 +157,26 @@ void fourier_step(Buffers& b, int n0, int s0, int count) {
     }
 }
 
+/// The probe's sums of `count` patches from slot s0 in one pass over them
+/// (ptyko's add_probe_sums): per probe row, the weight |S_b|^2 and every
+/// mode's numerator sum_b S_b x_bm, with x's rows from wave_row(c, m, i).
+template <class WaveRow>
+void probe_sums(Buffers& b, int count, WaveRow const& wave_row, int s0) {
+  int const R = 2 * b.D, D = b.D;
+  for (int i = 0; i < D; ++i) {
+    float* pw = b.probe_w.get() + i * D;
+    for (int c = 0; c < count; ++c) {
+      float const* s = b.patch(s0 + c, i);
+      for (int j = 0; j < D; ++j) pw[j] += s[2 * j] * s[2 * j];
+      for (int m = 0; m < b.M; ++m) {
+        float* pn = b.probe_row(b.probe_num.get(), m, i);
+        float const* x = wave_row(c, m, i);
+        for (int j = 0; j < R; ++j) pn[j] += s[j] * x[j];
+      }
+    }
+  }
+}
+
 void adjoints(Buffers& b, int n0, int s0, int count) {
   int const R = 2 * b.D, D = b.D;
   for (int c = 0; c < count; ++c)  // per-patch object product sum_m P_m x_m
@@ -174,27 +195,13 @@ void adjoints(Buffers& b, int n0, int s0, int count) {
       float const* q = b.product(s0 + c, i);
       for (int j = 0; j < R; ++j) o[j] += q[j];
     }
-  for (int m = 0; m < b.M; ++m)  // probe numerator sum_b S_b x_bm
-    for (int i = 0; i < D; ++i) {
-      float* pn = b.probe_row(b.probe_num.get(), m, i);
-      for (int c = 0; c < count; ++c) {
-        float const* s = b.patch(s0 + c, i);
-        float const* x = b.wave(s0 + c, m, i);
-        for (int j = 0; j < R; ++j) pn[j] += s[j] * x[j];
-      }
-    }
   for (int c = 0; c < count; ++c)  // illumination scatter sum_m |P_m|^2
     for (int i = 0; i < D; ++i) {
       float* w = b.obj_w.get() + b.obj_at(n0 + c, i);
       float const* pi = b.probe_int.get() + i * D;
       for (int j = 0; j < D; ++j) w[j] += pi[j];
     }
-  for (int c = 0; c < count; ++c)  // patch intensity into the probe weight
-    for (int i = 0; i < D; ++i) {
-      float* pw = b.probe_w.get() + i * D;
-      float const* s = b.patch(s0 + c, i);
-      for (int j = 0; j < D; ++j) pw[j] += s[2 * j] * s[2 * j];
-    }
+  probe_sums(b, count, [&](int c, int m, int i) { return b.wave(s0 + c, m, i); }, s0);
 }
 
 // ---- the passes of one batch ----
@@ -281,25 +288,10 @@ void extract_patches(Buffers& b, int n0, int count) {
 
 /// Probe sums from the stored waves: numerator sum_j S_j psi_jm, weight |S_j|^2.
 void dm_probe_pass(Buffers& b, int frames, int chunk) {
-  int const R = 2 * b.D, D = b.D;
   for (int n0 = 0; n0 < frames; n0 += chunk) {
     int const count = std::min(chunk, frames - n0);
     extract_patches(b, n0, count);
-    for (int m = 0; m < b.M; ++m)
-      for (int i = 0; i < D; ++i) {
-        float* pn = b.probe_row(b.probe_num.get(), m, i);
-        for (int c = 0; c < count; ++c) {
-          float const* s = b.patch(c, i);
-          float const* x = b.stored_row(n0 + c, m, i);
-          for (int j = 0; j < R; ++j) pn[j] += s[j] * x[j];
-        }
-      }
-    for (int c = 0; c < count; ++c)
-      for (int i = 0; i < D; ++i) {
-        float* pw = b.probe_w.get() + i * D;
-        float const* s = b.patch(c, i);
-        for (int j = 0; j < D; ++j) pw[j] += s[2 * j] * s[2 * j];
-      }
+    probe_sums(b, count, [&](int c, int m, int i) { return b.stored_row(n0 + c, m, i); }, 0);
   }
   std::size_t const n = 2 * std::size_t(b.M) * b.F;  // the probe update (probe-sized)
   for (std::size_t k = 0; k < n; ++k) {

@@ -1,7 +1,10 @@
 // ForwardModel: adjoint (dot-product) tests of the whole operator with
 // respect to object and probe, and its intensity against an independent naive
-// loop (bilinear patch, product, naive DFT, sum over modes).
+// loop (bilinear patch, product, naive DFT, sum over modes); the probe's
+// adjoint sums (numerator and weight) against a naive loop and the separate
+// kernels they fuse.
 #include <ptyko/kernels/forward.hpp>
+#include <ptyko/kernels/update.hpp>
 
 #include <test_utils.hpp>
 
@@ -123,6 +126,53 @@ TYPED_TEST(Forward, IntensityMatchesNaiveLoop) {
   }
   double const tol = std::is_same_v<T, float> ? 1e-4 : 1e-11;
   EXPECT_LT(max_rel, tol);
+}
+
+// add_probe_sums adds sum_b conj(S_b) g_bm and sum_b |S_b|^2 to what the
+// sums hold: as a naive double loop gives them, and bit for bit as
+// patch_adjoint_product and add_patch_intensity give them apart (one work
+// item per pixel sums the batch in its order in both). D = 13 leaves a
+// remainder to every vector width.
+TYPED_TEST(Forward, ProbeSumsMatchANaiveLoopAndTheSeparateKernels) {
+  using T = TypeParam;
+  int const B = 5, M = 2, D = 13;
+  ExecSpace space;
+  ComplexView3<T, MemSpace> patches("patches", B, D, D), num("num", M, D, D), num_apart("num_apart", M, D, D);
+  ComplexView4<T, MemSpace> g("g", B, M, D, D);
+  RealView2<T, MemSpace> w("w", D, D), w_apart("w_apart", D, D);
+  test::fill_random(patches, 11);
+  test::fill_random(g, 12);
+  test::fill_random(num, 13);
+  test::fill_random(w, 14);
+  Kokkos::deep_copy(num_apart, num);  // device -> device: the same starting sums
+  Kokkos::deep_copy(w_apart, w);
+  auto const num0 = test::host_copy(num);
+  auto const w0 = test::host_copy(w);
+
+  add_probe_sums(space, B, patches, g, num, w);
+  patch_adjoint_product(space, B, patches, g, num_apart);
+  add_patch_intensity(space, B, patches, w_apart);
+  space.fence();
+
+  auto const hn = test::host_copy(num), hna = test::host_copy(num_apart), hs = test::host_copy(patches),
+             hg = test::host_copy(g);
+  auto const hw = test::host_copy(w), hwa = test::host_copy(w_apart);
+  auto c = [](Complex<T> z) { return std::complex<double>(z.real(), z.imag()); };
+  double const tol = std::is_same_v<T, float> ? 1e-5 : 1e-13;
+  for (int i = 0; i < D; ++i)
+    for (int j = 0; j < D; ++j) {
+      double ref_w = double(w0(i, j));
+      for (int b = 0; b < B; ++b) ref_w += std::norm(c(hs(b, i, j)));
+      EXPECT_NEAR(double(hw(i, j)), ref_w, tol * (1 + std::abs(ref_w))) << i << ", " << j;
+      EXPECT_EQ(hw(i, j), hwa(i, j)) << i << ", " << j;
+      for (int m = 0; m < M; ++m) {
+        std::complex<double> ref = c(num0(m, i, j));
+        for (int b = 0; b < B; ++b) ref += std::conj(c(hs(b, i, j))) * c(hg(b, m, i, j));
+        EXPECT_LT(std::abs(c(hn(m, i, j)) - ref), tol * (1 + std::abs(ref))) << m << ", " << i << ", " << j;
+        EXPECT_EQ(hn(m, i, j).real(), hna(m, i, j).real());
+        EXPECT_EQ(hn(m, i, j).imag(), hna(m, i, j).imag());
+      }
+    }
 }
 
 }  // namespace

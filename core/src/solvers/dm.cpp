@@ -536,8 +536,7 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
     for (std::size_t c = 0; c < m_chunks.size(); ++c) {
       int const B = int(m_chunks[c].extent(0));
       extract_patches(space, state.object, data.positions, m_chunks[c], m_model->patches());
-      patch_adjoint_product(space, B, m_model->patches(), psi_of(c), m_sums.probe_num);
-      add_patch_intensity(space, B, m_model->patches(), m_sums.probe_w);
+      add_probe_sums(space, B, m_model->patches(), psi_of(c), m_sums.probe_num, m_sums.probe_w);
     }
     // sum_j conj(S_j O) (psi_j A)_k = sum_m A(m, k) (sum_j conj(S_j O) psi_jm).
     if (m_mix_pending) mix_modes<T>(space, as_one_frame(m_sums.probe_num), m_mix_dev);

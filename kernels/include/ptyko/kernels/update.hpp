@@ -70,6 +70,38 @@ void add_patch_intensity(ExecSpace const& space, int B, ComplexView3<T, Mem> con
       });
 }
 
+/// The probe's two sums from one read of the patches:
+///   num(m, i, j) += sum_{b<B} conj(patches(b, i, j)) * g(b, m, i, j)
+///   weight(i, j) += sum_{b<B} |patches(b, i, j)|^2
+/// (patch_adjoint_product and add_patch_intensity in one pass: the same
+/// sums, in the same order, bit for bit; one launch and one pass over the
+/// batch's patches less). One work item per probe pixel (host: per probe
+/// row, every mode) loops over the batch: deterministic, no atomics.
+/// Non-blocking.
+template <class ExecSpace, class T, class Mem>
+void add_probe_sums(ExecSpace const& space, int B, ComplexView3<T, Mem> const& patches,
+                    ComplexView4<T, Mem> const& g, ComplexView3<T, Mem> const& num, RealView2<T, Mem> const& weight) {
+  int const M = int(num.extent(0)), D = int(num.extent(1));
+  PTYKO_ASSERT(int(weight.extent(0)) == D && int(weight.extent(1)) == D && int(g.extent(1)) == M,
+               "add_probe_sums: shapes do not match");
+  auto S = patches;
+  auto G = g;
+  auto U = num;
+  auto W = weight;
+  for_each_frame_span(space, "ptyko::add_probe_sums", 1, D, KOKKOS_LAMBDA(int, int i, int j0, int j1) {
+        T* w = &W(i, 0);
+        for (int b = 0; b < B; ++b) {
+          Complex<T> const* s = &S(b, i, 0);
+          for (int j = j0; j < j1; ++j) w[j] += math::norm2(s[j]);
+          for (int m = 0; m < M; ++m) {
+            Complex<T>* u = &U(m, i, 0);
+            Complex<T> const* gm = &G(b, m, i, 0);
+            for (int j = j0; j < j1; ++j) u[j] += math::conj_mul(s[j], gm[j]);
+          }
+        }
+      });
+}
+
 namespace impl {
 /// The largest value of a View of non-negative reals through a
 /// Kokkos::Max reducer.

@@ -241,8 +241,7 @@ class UpdateSums {
     }
     if (probe_sums) {
       m_probe_num_zero = false;
-      patch_adjoint_product(space, B, patches, delta, probe_num);
-      add_patch_intensity(space, B, patches, probe_w);
+      add_probe_sums(space, B, patches, delta, probe_num, probe_w);
     }
   }
 
