@@ -154,8 +154,8 @@ TYPED_TEST(Forward, ProbeSumsMatchANaiveLoopAndTheSeparateKernels) {
   add_patch_intensity(space, B, patches, w_apart);
   space.fence();
 
-  auto const hn = test::host_copy(num), hna = test::host_copy(num_apart), hs = test::host_copy(patches),
-             hg = test::host_copy(g);
+  auto const hn = test::host_copy(num), hna = test::host_copy(num_apart), hs = test::host_copy(patches);
+  auto const hg = test::host_copy(g);
   auto const hw = test::host_copy(w), hwa = test::host_copy(w_apart);
   auto c = [](Complex<T> z) { return std::complex<double>(z.real(), z.imag()); };
   double const tol = std::is_same_v<T, float> ? 1e-5 : 1e-13;
