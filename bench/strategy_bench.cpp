@@ -105,16 +105,23 @@ class Truth {
 };
 
 /// Rank 0 prints every rank's exclusive time per kernel and region (ms per
-/// profiled epoch), the kernels that take at least 1 % of some rank's time.
+/// profiled epoch), the kernels that take at least 1 % of some rank's time,
+/// then every rank's waits for the device (fences) per epoch by name: on a
+/// GPU each is a round trip, and what several ranks sum over MPI goes
+/// through the host.
 void print_breakdown(Communicator const& world, KernelProfiler const& prof, int epochs, std::string const& what) {
   std::string mine;
   for (auto const& e : prof.entries()) mine += e.name + '\t' + std::to_string(1e3 * e.seconds / std::max(1, epochs)) + '\n';
+  std::string const wait_tag = "[wait] ";
+  for (auto const& [name, count] : prof.fences())
+    mine += wait_tag + name + '\t' + std::to_string(double(count) / std::max(1, epochs)) + '\n';
   std::vector<char> bytes(mine.begin(), mine.end());
   std::vector<std::size_t> offsets;
   auto const all = world.gather_bytes(bytes, offsets, 0);
   if (world.rank() != 0) return;
   int const P = world.size();
   std::map<std::string, std::vector<double>> table;  // name -> ms per rank
+  std::map<std::string, std::vector<double>> waits;  // fence name -> count per epoch and rank
   std::vector<double> total(std::size_t(P), 0.0);
   for (int r = 0; r < P; ++r) {
     std::size_t const end = r + 1 < P ? offsets[r + 1] : all.size();
@@ -124,10 +131,12 @@ void print_breakdown(Communicator const& world, KernelProfiler const& prof, int 
       auto const tab = line.rfind('\t');
       if (tab == std::string::npos) continue;
       double const ms = std::stod(line.substr(tab + 1));
-      auto& v = table[line.substr(0, tab)];
+      std::string const name = line.substr(0, tab);
+      bool const wait = name.compare(0, wait_tag.size(), wait_tag) == 0;
+      auto& v = (wait ? waits : table)[wait ? name.substr(wait_tag.size()) : name];
       v.resize(std::size_t(P), 0.0);
       v[std::size_t(r)] = ms;
-      total[std::size_t(r)] += ms;
+      if (!wait) total[std::size_t(r)] += ms;
     }
   }
   std::vector<std::pair<double, std::string>> order;
@@ -151,6 +160,24 @@ void print_breakdown(Communicator const& world, KernelProfiler const& prof, int 
   std::printf("| **profiled total** |");
   for (double t : total) std::printf(" %.2f |", t);
   std::printf("\n");
+#if KOKKOS_VERSION < 30500
+  std::printf("\nHost waits (fences) per epoch: not reported by Kokkos before 3.5\n");
+#else
+  std::vector<double> all_waits(std::size_t(P), 0.0);
+  for (auto const& [name, v] : waits)
+    for (int r = 0; r < P; ++r) all_waits[std::size_t(r)] += v[std::size_t(r)];
+  std::printf("\nHost waits (fences) per epoch and rank:");
+  for (double n : all_waits) std::printf(" %.0f", n);
+  std::printf("\n");
+  if (!waits.empty()) {
+    std::printf("\n| fence | per epoch, by rank |\n|---|---|\n");
+    for (auto const& [name, v] : waits) {
+      std::printf("| %s |", name.c_str());
+      for (double n : v) std::printf(" %.1f", n);
+      std::printf(" |\n");
+    }
+  }
+#endif
   std::fflush(stdout);
 }
 

@@ -625,8 +625,19 @@ class Neighbor final : public Strategy<T, ExecSpace> {
         for_each_in_link(space, "ptyko::neighbor::pack", l.out, PackSums<T, Mem>{num, w, l.send, l.out.count()});
         packed = true;
       }
-    if (packed) fence(space, "ptyko::neighbor::packed");
     constexpr bool direct = mpi_can_read_v<Mem>;
+    if (!direct)  // every link's staging copy queued behind the packs: one wait for all of them
+      for (Link& l : m_links) {
+        std::size_t const n = values * l.out.count();
+        if (n > 0)
+          Kokkos::deep_copy(space, Kokkos::subview(l.send_host, std::make_pair(std::size_t(0), n)),
+                            Kokkos::subview(l.send, std::make_pair(std::size_t(0), n)));  // device -> host: stage
+      }
+    // MPI reads the packed (or staged) values, and a staged receive must not
+    // overwrite the host buffer the last exchange still copies from.
+    bool receives = false;
+    for (Link const& l : m_links) receives = receives || l.in.count() > 0;
+    if (packed || (!direct && receives)) fence(space, "ptyko::neighbor::packed");
     std::vector<Request> requests;
     requests.reserve(2 * m_links.size());
     for (Link& l : m_links) {
@@ -637,11 +648,6 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     for (Link& l : m_links) {
       std::size_t const n = values * l.out.count();
       if (n == 0) continue;
-      if (!direct) {
-        Kokkos::deep_copy(space, Kokkos::subview(l.send_host, std::make_pair(std::size_t(0), n)),
-                          Kokkos::subview(l.send, std::make_pair(std::size_t(0), n)));  // device -> host: stage
-        fence(space, "ptyko::neighbor::staged");
-      }
       T const* send = direct ? l.send.data() : l.send_host.data();
       requests.push_back(m_comm.isend(send, n, datatype_of<T>(), l.rank, tag));
     }

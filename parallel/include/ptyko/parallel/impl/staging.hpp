@@ -55,8 +55,10 @@ class HostStaging {
   std::vector<double> m_buffer;
 };
 
-/// In-place all-reduce of a contiguous View on `comm`. Fences `space` first:
-/// MPI must see the finished data. Blocking.
+/// In-place all-reduce of a contiguous View on `comm`. MPI must see the
+/// finished data: `space` is fenced before MPI reads the View, or, when the
+/// data is staged, after the staging copy (queued behind the kernels that
+/// wrote it: one wait for the device, not two). Blocking.
 template <class ExecSpace, class View>
 void allreduce_view(ExecSpace const& space, Communicator const& comm, View const& v, ReduceOp op,
                     HostStaging& staging) {
@@ -64,8 +66,8 @@ void allreduce_view(ExecSpace const& space, Communicator const& comm, View const
   using V = typename View::non_const_value_type;
   using Mem = typename View::memory_space;
   if (comm.size() == 1 || v.span() == 0) return;
-  fence(space, "ptyko::parallel::allreduce_view::data_ready");
   if constexpr (mpi_can_read_v<Mem>) {
+    fence(space, "ptyko::parallel::allreduce_view::data_ready");
     comm.allreduce(v.data(), S::count(v), datatype_of<typename S::real_type>(), op);
   } else {
     V* host = staging.get<V>(v.span());
