@@ -47,16 +47,28 @@ class FullSync final : public Strategy<T, ExecSpace> {
   /// largest weight (one rank: `local_max`, the sums are its own).
   double sum_object(ExecSpace const& space, ComplexField const& num, RealField const& w,
                     MirroredTileList<Mem> const& batch_tiles, double local_max) override {
+    return sum_batch(space, num, w, batch_tiles, local_max, ProbeField(), RealField(), false);
+  }
+  /// The packed tiles and the probe sums in one all-reduce call: one wait
+  /// for the device, and staged, one collective.
+  double sum_batch(ExecSpace const& space, ComplexField const& num, RealField const& w,
+                   MirroredTileList<Mem> const& batch_tiles, double local_max, ProbeField const& probe_num,
+                   RealField const& probe_w, bool probe) override {
     auto const& tiles = batch_tiles.list;
     if (m_comm.size() == 1) return local_max;
-    if (tiles.extent(0) == 0) return -1;
     std::size_t const n = 3 * tiles.extent(0) * std::size_t(tile_edge) * tile_edge;
     if (m_packed.extent(0) < n)  // grows to the largest batch, then stays
       m_packed = RealView1<T, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::FullSync::packed"), n);
     RealView1<T, Mem> packed = Kokkos::subview(m_packed, std::make_pair(std::size_t(0), n));
-    pack_tiles(space, tiles, num, w, packed);
-    allreduce_view(space, m_comm, packed, ReduceOp::sum, m_staging);
-    return unpack_tiles(space, tiles, packed, num, w);
+    if (n > 0) pack_tiles(space, tiles, num, w, packed);
+    StagedAllreduce<T, Mem> sums;
+    sums.add(packed);
+    if (probe) {
+      sums.add(probe_num);  // the probe sums: one allocation, one run (UpdateSums)
+      sums.add(probe_w);
+    }
+    sums.run(space, m_comm, ReduceOp::sum, m_staging);
+    return n > 0 ? unpack_tiles(space, tiles, packed, num, w) : -1;
   }
   void sum_probe(ExecSpace const& space, ProbeField const& num, RealField const& w) override {
     allreduce_views(space, m_comm, num, w, ReduceOp::sum, m_staging);  // one call: UpdateSums keeps them adjacent

@@ -423,7 +423,17 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   /// here: the weights stay this rank's own, `local_max`.
   double sum_object(ExecSpace const& space, ComplexField const& num, RealField const& w,
                     MirroredTileList<Mem> const& tiles, double local_max) override {
-    if (m_sync_every > 1 || m_links.empty()) return local_max;
+    return sum_batch(space, num, w, tiles, local_max, ProbeField(), RealField(), false);
+  }
+  /// The overlap exchange and the probe sums' all-reduce behind one wait
+  /// for the device (exchange_sums), one after the other in MPI.
+  double sum_batch(ExecSpace const& space, ComplexField const& num, RealField const& w,
+                   MirroredTileList<Mem> const& tiles, double local_max, ProbeField const& probe_num,
+                   RealField const& probe_w, bool probe) override {
+    if (m_sync_every > 1 || m_links.empty()) {
+      if (probe) sum_probe(space, probe_num, probe_w);
+      return local_max;
+    }
     if (m_on_tile_grid && tiles.sources) {
       plan_links_by_source(space, &tiles, 1);
     } else if (m_on_tile_grid) {
@@ -433,7 +443,12 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     } else {  // tile lists may disagree: whole overlaps
       for (Link& l : m_links) l.whole_region();
     }
-    double const unpacked = exchange_sums(space, num, w, local_max >= 0);
+    StagedAllreduce<T, Mem> probe_sums;
+    if (probe) {
+      probe_sums.add(probe_num);  // one allocation, one run (UpdateSums)
+      probe_sums.add(probe_w);
+    }
+    double const unpacked = exchange_sums(space, num, w, local_max >= 0, &probe_sums);
     return local_max >= 0 ? std::max(local_max, unpacked) : -1;
   }
 
@@ -615,8 +630,10 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   // adds to them). A message with no pixels is not sent: both ranks of a
   // link plan the same pixels for it.
   // With `largest`, the unpacks also return the largest weight they leave
-  // (blocking), else 0.
-  double exchange_sums(ExecSpace const& space, ComplexField const& num, RealField const& w, bool largest = false) {
+  // (blocking), else 0. `also`: an all-reduce (the probe sums) staged with
+  // the exchange, behind the same wait for the device.
+  double exchange_sums(ExecSpace const& space, ComplexField const& num, RealField const& w, bool largest = false,
+                       StagedAllreduce<T, Mem>* also = nullptr) {
     double unpacked = 0;
     std::size_t const values = num.extent(0) > 0 ? 3 : 1;  // complex sum and weight, or weight
     bool packed = false;
@@ -633,11 +650,13 @@ class Neighbor final : public Strategy<T, ExecSpace> {
           Kokkos::deep_copy(space, Kokkos::subview(l.send_host, std::make_pair(std::size_t(0), n)),
                             Kokkos::subview(l.send, std::make_pair(std::size_t(0), n)));  // device -> host: stage
       }
+    bool const with_also = also != nullptr && !also->empty();
+    if (with_also) also->stage(space, m_staging);
     // MPI reads the packed (or staged) values, and a staged receive must not
     // overwrite the host buffer the last exchange still copies from.
     bool receives = false;
     for (Link const& l : m_links) receives = receives || l.in.count() > 0;
-    if (packed || (!direct && receives)) fence(space, "ptyko::neighbor::packed");
+    if (packed || with_also || (!direct && receives)) fence(space, "ptyko::neighbor::packed");
     std::vector<Request> requests;
     requests.reserve(2 * m_links.size());
     for (Link& l : m_links) {
@@ -651,7 +670,14 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       T const* send = direct ? l.send.data() : l.send_host.data();
       requests.push_back(m_comm.isend(send, n, datatype_of<T>(), l.rank, tag));
     }
-    if (requests.empty()) return unpacked;
+    // The all-reduce after the unpacks, as a separate sum_probe would run
+    // it: with it in flight beside the messages, OpenMPI on one node was
+    // slower (item 48), and before the unpacks a rank would wait there
+    // instead of unpacking while its neighbour catches up.
+    if (requests.empty()) {
+      if (with_also) also->finish(space, m_comm, ReduceOp::sum);
+      return unpacked;
+    }
     m_comm.wait_all(requests);
     for (Link& l : m_links) {
       std::size_t const n = values * l.in.count();
@@ -665,6 +691,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       else
         for_each_in_link(space, "ptyko::neighbor::unpack_add", l.in, unpack);
     }
+    if (with_also) also->finish(space, m_comm, ReduceOp::sum);
     return unpacked;
   }
 

@@ -55,6 +55,18 @@ class Sync {
   /// Sums probe-shaped fields (M, D, D) and a (D, D) weight, in place. Collective.
   virtual void sum_probe(ExecSpace const& space, ProbeField const& numerator,
                          RealField const& weight) = 0;
+  /// A batch's sums in one call: the tiled sum_object and, with `probe`,
+  /// sum_probe of `probe_numerator` and `probe_weight`. Strategies may let
+  /// both reach MPI behind one wait for the device (on a GPU each wait
+  /// drains its queue). Returns what the tiled sum_object returns.
+  /// Collective.
+  virtual double sum_batch(ExecSpace const& space, ComplexField const& numerator, RealField const& weight,
+                           MirroredTileList<memory_space> const& tiles, double local_max,
+                           ProbeField const& probe_numerator, RealField const& probe_weight, bool probe) {
+    double const largest = sum_object(space, numerator, weight, tiles, local_max);
+    if (probe) sum_probe(space, probe_numerator, probe_weight);
+    return largest;
+  }
   /// Sums / maximises host scalars over ranks, in place. Collective.
   virtual void sum(double* values, int count) = 0;
   virtual void max(double* values, int count) = 0;

@@ -52,24 +52,6 @@ void probe_intensity(ExecSpace const& space, ComplexView3<T, Mem> const& probe,
       });
 }
 
-/// out(i, j) += sum_{b<B} |patches(b, i, j)|^2 (the probe's illumination
-/// weight W_P). Deterministic: one work item per pixel (host: per row).
-/// Non-blocking.
-template <class ExecSpace, class T, class Mem>
-void add_patch_intensity(ExecSpace const& space, int B, ComplexView3<T, Mem> const& patches,
-                         RealView2<T, Mem> const& out) {
-  int const D = int(out.extent(0));
-  auto S = patches;
-  auto o = out;
-  for_each_frame_span(space, "ptyko::add_patch_intensity", 1, D, KOKKOS_LAMBDA(int, int i, int j0, int j1) {
-        T* out = &o(i, 0);
-        for (int b = 0; b < B; ++b) {
-          Complex<T> const* s = &S(b, i, 0);
-          for (int j = j0; j < j1; ++j) out[j] += math::norm2(s[j]);
-        }
-      });
-}
-
 /// The probe's two sums from one read of the patches:
 ///   num(m, i, j) += sum_{b<B} conj(patches(b, i, j)) * g(b, m, i, j)
 ///   weight(i, j) += sum_{b<B} |patches(b, i, j)|^2
@@ -77,18 +59,21 @@ void add_patch_intensity(ExecSpace const& space, int B, ComplexView3<T, Mem> con
 /// sums, in the same order, bit for bit; one launch and one pass over the
 /// batch's patches less). One work item per probe pixel (host: per probe
 /// row, every mode) loops over the batch: deterministic, no atomics.
+/// With no modes (`num` and `g` empty) it adds the weight alone
+/// (add_patch_intensity). `label`: the kernel's name in profiles.
 /// Non-blocking.
 template <class ExecSpace, class T, class Mem>
 void add_probe_sums(ExecSpace const& space, int B, ComplexView3<T, Mem> const& patches,
-                    ComplexView4<T, Mem> const& g, ComplexView3<T, Mem> const& num, RealView2<T, Mem> const& weight) {
-  int const M = int(num.extent(0)), D = int(num.extent(1));
-  PTYKO_ASSERT(int(weight.extent(0)) == D && int(weight.extent(1)) == D && int(g.extent(1)) == M,
+                    ComplexView4<T, Mem> const& g, ComplexView3<T, Mem> const& num, RealView2<T, Mem> const& weight,
+                    char const* label = "ptyko::add_probe_sums") {
+  int const M = int(num.extent(0)), D = int(weight.extent(0));
+  PTYKO_ASSERT(int(weight.extent(1)) == D && int(g.extent(1)) == M && (M == 0 || int(num.extent(1)) == D),
                "add_probe_sums: shapes do not match");
   auto S = patches;
   auto G = g;
   auto U = num;
   auto W = weight;
-  for_each_frame_span(space, "ptyko::add_probe_sums", 1, D, KOKKOS_LAMBDA(int, int i, int j0, int j1) {
+  for_each_frame_span(space, label, 1, D, KOKKOS_LAMBDA(int, int i, int j0, int j1) {
         T* w = &W(i, 0);
         for (int b = 0; b < B; ++b) {
           Complex<T> const* s = &S(b, i, 0);
@@ -100,6 +85,15 @@ void add_probe_sums(ExecSpace const& space, int B, ComplexView3<T, Mem> const& p
           }
         }
       });
+}
+
+/// out(i, j) += sum_{b<B} |patches(b, i, j)|^2 (the probe's illumination
+/// weight W_P): add_probe_sums without modes. Deterministic: one work item
+/// per pixel (host: per row). Non-blocking.
+template <class ExecSpace, class T, class Mem>
+void add_patch_intensity(ExecSpace const& space, int B, ComplexView3<T, Mem> const& patches,
+                         RealView2<T, Mem> const& out) {
+  add_probe_sums(space, B, patches, ComplexView4<T, Mem>(), ComplexView3<T, Mem>(), out, "ptyko::add_patch_intensity");
 }
 
 namespace impl {

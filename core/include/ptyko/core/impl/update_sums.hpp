@@ -278,38 +278,45 @@ class UpdateSums {
     // tiles are zero elsewhere).
     PTYKO_ASSERT(!m_batch_w_max_set || sync.ranks() == 1, "isolated updates in the pipeline are for one rank");
     double known = -1;
-    if (m_tiled)
-      known = sync.sum_object(space, obj_num, obj_w, m_written, m_w_max_known ? m_w_max : -1.0);
-    else
+    if (m_tiled) {
+      known = sync.sum_batch(space, obj_num, obj_w, m_written, m_w_max_known ? m_w_max : -1.0, probe_num, probe_w,
+                             probe);
+    } else {
       sync.sum_object(space, obj_num, obj_w);
-    if (probe) sync.sum_probe(space, probe_num, probe_w);
+      if (probe) sync.sum_probe(space, probe_num, probe_w);
+    }
     // The maxima still unknown are reduced into slots in the space's memory.
+    // The probe's stays there on any number of ranks: the summed probe
+    // weight is the same on every rank, and so is its largest value.
     bool const obj_unknown = known < 0 && !m_batch_w_max_set;
     if (obj_unknown && m_tiled)
       max_over_tiles(space, m_written.list, obj_w, maximum_slot(object_slot));
     else if (obj_unknown)
       max_value(space, obj_w, maximum_slot(object_slot));
-    if (probe) max_value(space, probe_w, maximum_slot(probe_slot));
+    ScalarArg<T, Mem> const probe_max = probe ? ScalarArg<T, Mem>(maximum_slot(probe_slot)) : ScalarArg<T, Mem>(0.0);
     if (sync.ranks() == 1) {
+      if (probe) max_value(space, probe_w, maximum_slot(probe_slot));
       ScalarArg<T, Mem> object = m_batch_w_max_set ? m_batch_w_max
                                  : obj_unknown     ? ScalarArg<T, Mem>(maximum_slot(object_slot))
                                                    : ScalarArg<T, Mem>(known);
       object.value = std::max(object.value, isolated_max.value);
       if (!isolated_max.on_host()) object = object.with(isolated_max.slot);
-      return {object, probe ? ScalarArg<T, Mem>(maximum_slot(probe_slot)) : ScalarArg<T, Mem>(0.0)};
+      return {object, probe_max};
     }
-    // Several ranks: back in one copy (one wait for both, not one for
-    // each), then the maxima over ranks.
+    // Several ranks: the object's back to the host, where no strategy told
+    // it, and maximised over ranks (the probe's reduction queued after the
+    // copy, which then does not wait for it).
     PTYKO_ASSERT(isolated_max.on_host(), "the isolated maximum of several ranks is a host value");
-    if (obj_unknown || probe) {
+    double object = known;
+    if (obj_unknown) {
       Kokkos::deep_copy(space, m_maxima_host, m_maxima);  // device -> host: the maxima
       fence(space, "ptyko::UpdateSums::maxima");
+      object = std::max(0.0, double(m_maxima_host(object_slot)));  // below 0: no value, 0
     }
-    auto const slot = [&](int k) { return std::max(0.0, double(m_maxima_host(k))); };  // below 0: no value, 0
-    std::array<double, 2> maxima{std::max(obj_unknown ? slot(object_slot) : known, isolated_max.value),
-                                 probe ? slot(probe_slot) : 0.0};
-    sync.max(maxima.data(), 2);
-    return {ScalarArg<T, Mem>(maxima[0]), ScalarArg<T, Mem>(maxima[1])};
+    if (probe) max_value(space, probe_w, maximum_slot(probe_slot));
+    object = std::max(object, isolated_max.value);
+    sync.max(&object, 1);
+    return {ScalarArg<T, Mem>(object), probe_max};
   }
 
  private:

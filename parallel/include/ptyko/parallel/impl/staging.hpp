@@ -5,6 +5,7 @@
 // buffer that is kept and reused, never reallocated per call.
 
 #include <ptyko/kernels/compat.hpp>
+#include <ptyko/kernels/error.hpp>
 #include <ptyko/kernels/types.hpp>
 #include <ptyko/parallel/communicator.hpp>
 
@@ -55,54 +56,117 @@ class HostStaging {
   std::vector<double> m_buffer;
 };
 
-/// In-place all-reduce of a contiguous View on `comm`. MPI must see the
-/// finished data: `space` is fenced before MPI reads the View, or, when the
-/// data is staged, after the staging copy (queued behind the kernels that
-/// wrote it: one wait for the device, not two). Blocking.
-template <class ExecSpace, class View>
-void allreduce_view(ExecSpace const& space, Communicator const& comm, View const& v, ReduceOp op,
-                    HostStaging& staging) {
-  using S = ScalarsOf<View>;
-  using V = typename View::non_const_value_type;
-  using Mem = typename View::memory_space;
-  if (comm.size() == 1 || v.span() == 0) return;
-  if constexpr (mpi_can_read_v<Mem>) {
-    fence(space, "ptyko::parallel::allreduce_view::data_ready");
-    comm.allreduce(v.data(), S::count(v), datatype_of<typename S::real_type>(), op);
-  } else {
-    V* host = staging.get<V>(v.span());
-    Kokkos::View<V*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(host, v.span());
-    Kokkos::View<V*, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> d(v.data(), v.span());
-    Kokkos::deep_copy(space, h, d);  // device -> host: stage for MPI
-    fence(space, "ptyko::parallel::allreduce_view::staged");
-    comm.allreduce(host, S::count(v), datatype_of<typename S::real_type>(), op);
-    Kokkos::deep_copy(space, d, h);  // host -> device: reduced values back
-  }
-}
+/// An in-place all-reduce of up to two contiguous runs of reals R in memory
+/// space Mem, split around one wait for the device that the caller makes
+/// (fence(space)) after stage(), so that one wait covers it and any other
+/// transfer queued before: stage() queues the copy of each run MPI cannot
+/// read into one host buffer (MPI reads host memory, or device memory when
+/// PTYKO_ENABLE_GPU_AWARE_MPI), finish() runs the collective (one for runs
+/// adjacent in the memory MPI reads, else one per run) and queues the
+/// copies back.
+template <class R, class Mem>
+class StagedAllreduce {
+ public:
+  static constexpr bool direct = mpi_can_read_v<Mem>;
 
-/// allreduce_view of `a` and then `b`, as one call when `b` starts where
-/// `a` ends in memory (one allocation holding both, as the solvers' probe
-/// sums: UpdateSums): one collective, and on a device one staging round
-/// trip, instead of two. Blocking.
-template <class ExecSpace, class ViewA, class ViewB>
+  /// Adds n reals at `data` (a run that starts where the last one ends
+  /// extends it).
+  void add(R* data, std::size_t n) {
+    if (n == 0) return;
+    if (m_count > 0 && m_runs[m_count - 1].data + m_runs[m_count - 1].n == data) {
+      m_runs[m_count - 1].n += n;
+      return;
+    }
+    PTYKO_ASSERT(m_count < 2, "StagedAllreduce: at most two runs");
+    m_runs[m_count++] = Run{data, n};
+  }
+  template <class View>
+  void add(View const& v) {
+    add(reinterpret_cast<R*>(v.data()), ScalarsOf<View>::count(v));
+  }
+  bool empty() const { return m_count == 0; }
+
+  /// stage, one wait for the device, finish. Blocking (collective).
+  template <class ExecSpace>
+  void run(ExecSpace const& space, Communicator const& comm, ReduceOp op, HostStaging& staging) {
+    if (empty()) return;
+    stage(space, staging);
+    fence(space, "ptyko::parallel::allreduce_view::data_ready");
+    finish(space, comm, op);
+  }
+
+  /// Queues the staging copies (nothing when MPI reads Mem). Non-blocking.
+  template <class ExecSpace>
+  void stage(ExecSpace const& space, HostStaging& staging) {
+    if constexpr (!direct) {
+      std::size_t total = 0;
+      for (int k = 0; k < m_count; ++k) total += m_runs[k].n;
+      m_host = staging.get<R>(total);
+      std::size_t at = 0;
+      for (int k = 0; k < m_count; ++k) {
+        Kokkos::deep_copy(space, host_run(at, m_runs[k].n), device_run(k));  // device -> host: stage for MPI
+        at += m_runs[k].n;
+      }
+    }
+  }
+
+  /// After the caller's fence(space): the collective(s), and the staged
+  /// values' copies back queued. Blocking (collective).
+  template <class ExecSpace>
+  void finish(ExecSpace const& space, Communicator const& comm, ReduceOp op) {
+    if constexpr (direct) {
+      for (int k = 0; k < m_count; ++k) comm.allreduce(m_runs[k].data, m_runs[k].n, datatype_of<R>(), op);
+    } else {
+      std::size_t total = 0;
+      for (int k = 0; k < m_count; ++k) total += m_runs[k].n;
+      if (total > 0) comm.allreduce(m_host, total, datatype_of<R>(), op);
+      std::size_t at = 0;
+      for (int k = 0; k < m_count; ++k) {
+        Kokkos::deep_copy(space, device_run(k), host_run(at, m_runs[k].n));  // host -> device: reduced values
+        at += m_runs[k].n;
+      }
+    }
+  }
+
+ private:
+  struct Run {
+    R* data = nullptr;
+    std::size_t n = 0;
+  };
+  using DeviceRun = Kokkos::View<R*, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using HostRun = Kokkos::View<R*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  DeviceRun device_run(int k) const { return DeviceRun(m_runs[k].data, m_runs[k].n); }
+  HostRun host_run(std::size_t at, std::size_t n) const { return HostRun(m_host + at, n); }
+  Run m_runs[2];
+  int m_count = 0;
+  R* m_host = nullptr;
+};
+
+/// In-place all-reduce of the contiguous Views `a` and, when given, `b` (of
+/// one real type) on `comm`, with one wait for the device: MPI must see the
+/// finished data, so `space` is fenced before MPI reads them, after their
+/// staging copies when they are staged (StagedAllreduce). Views adjacent in
+/// memory (one allocation holding both, as the solvers' probe sums:
+/// UpdateSums) go in one collective, staged ones too. Blocking.
+template <class ExecSpace, class ViewA, class ViewB = ViewA>
 void allreduce_views(ExecSpace const& space, Communicator const& comm, ViewA const& a, ViewB const& b, ReduceOp op,
                      HostStaging& staging) {
   using R = typename ScalarsOf<ViewA>::real_type;
   using Mem = typename ViewA::memory_space;
   static_assert(std::is_same_v<R, typename ScalarsOf<ViewB>::real_type>, "allreduce_views: one real type");
   static_assert(std::is_same_v<Mem, typename ViewB::memory_space>, "allreduce_views: one memory space");
-  bool const adjacent = a.span() > 0 && b.span() > 0 &&
-                        reinterpret_cast<R const*>(a.data()) + ScalarsOf<ViewA>::count(a) ==
-                            reinterpret_cast<R const*>(b.data());
-  if (!adjacent) {
-    allreduce_view(space, comm, a, op, staging);
-    allreduce_view(space, comm, b, op, staging);
-    return;
-  }
-  Kokkos::View<R*, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> both(reinterpret_cast<R*>(a.data()),
-                                                                     ScalarsOf<ViewA>::count(a) +
-                                                                         ScalarsOf<ViewB>::count(b));
-  allreduce_view(space, comm, both, op, staging);
+  if (comm.size() == 1) return;
+  StagedAllreduce<R, Mem> sums;
+  sums.add(a);
+  sums.add(b);
+  sums.run(space, comm, op, staging);
+}
+
+/// allreduce_views of one View. Blocking.
+template <class ExecSpace, class View>
+void allreduce_view(ExecSpace const& space, Communicator const& comm, View const& v, ReduceOp op,
+                    HostStaging& staging) {
+  allreduce_views(space, comm, v, View(), op, staging);
 }
 
 /// Broadcast of a contiguous View from `root`. Blocking.
