@@ -273,4 +273,89 @@ TYPED_TEST(IsolatedUpdate, DirectionsEqualTheObjectShapedDirection) {
   EXPECT_LT(s.relative_error(), (std::is_same_v<T, float> ? 1e-5 : 1e-13));
 }
 
+// Another rank holding a window of the owner's object updates its copy of
+// the isolated positions' pixels there (core's SharedIsolated): from the
+// positions in the owner's coordinates shifted by whole pixels
+// (ShiftedPositions), clipped to its window, reading only the patch rows
+// and columns its pixels need (the rest of the products is NaN here). Its
+// pixels must equal the owner's bit for bit, for rPIE's update and LSQML's
+// direction step alike; a footprint row or column beyond the window must
+// not be touched.
+template <class T>
+void update_a_window(ExecSpace const& space, IsolatedBatch<T> const& s, ComplexView2<T, MemSpace> const& owner,
+                     bool lsqml) {
+  double const alpha = 0.3, w_max = 1.5, step = 0.8;
+  if (lsqml) {
+    ComplexView3<T, MemSpace> dirs("dirs", s.B, s.D + 1, s.D + 1);
+    isolated_directions(space, s.pos, s.idx, s.products, s.intensity, dirs, PreconditionedDirection<T>(alpha, w_max));
+    add_isolated_directions(space, s.pos, s.idx, dirs, owner, step);
+  } else {
+    apply_isolated_update(space, s.pos, s.idx, s.products, s.intensity, owner,
+                          PreconditionedStep<T>(alpha, w_max, step));
+  }
+  // The window: rows [y0, y0 + h), columns [x0, x0 + w) of the owner's
+  // object, cutting through footprints on all four sides.
+  int const y0 = s.D + 17, x0 = s.D + 40, h = 2 * s.D + 3, w = 2 * s.D + 9;
+  ComplexView2<T, MemSpace> window("window", h, w);
+  auto const before = test::host_copy(s.reference);  // the owner's object before its update
+  auto hw = Kokkos::create_mirror_view(window);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) hw(y, x) = before(y0 + y, x0 + x);
+  Kokkos::deep_copy(window, hw);
+  // Positions as double (the owner's values exactly), shifted by -(y0, x0);
+  // product pixels no window pixel reads set to NaN.
+  auto const hpos = test::host_copy(s.pos);
+  auto const hidx = test::host_copy(s.idx);
+  ShiftedPositions<T, MemSpace> placed;
+  placed.pos = decltype(placed.pos)("foreign_pos", s.B);
+  placed.shift = decltype(placed.shift)("foreign_shift", s.B);
+  placed.n = s.B;
+  auto hp = Kokkos::create_mirror_view(placed.pos);
+  auto hs = Kokkos::create_mirror_view(placed.shift);
+  auto prod = test::host_copy(s.products);
+  for (int b = 0; b < s.B; ++b) {
+    hp(b, 0) = double(hpos(hidx(b), 0));
+    hp(b, 1) = double(hpos(hidx(b), 1));
+    hs(b, 0) = -y0;
+    hs(b, 1) = -x0;
+    PatchCorner<T> const c(hpos(hidx(b), 0), hpos(hidx(b), 1), s.D);
+    for (int i = 0; i < s.D; ++i)
+      for (int j = 0; j < s.D; ++j) {
+        // Patch pixel (i, j) feeds footprint pixels (i or i + 1, j or j + 1).
+        bool const row = c.y + i + 1 >= y0 && c.y + i < y0 + h, col = c.x + j + 1 >= x0 && c.x + j < x0 + w;
+        if (!(row && col)) prod(b, i, j) = Complex<T>(NAN, NAN);
+      }
+  }
+  Kokkos::deep_copy(placed.pos, hp);
+  Kokkos::deep_copy(placed.shift, hs);
+  ComplexView3<T, MemSpace> parts("parts", s.B, s.D, s.D);
+  Kokkos::deep_copy(parts, prod);
+  if (lsqml) {
+    ComplexView3<T, MemSpace> dirs("dirs", s.B, s.D + 1, s.D + 1);
+    isolated_directions(space, placed, parts, s.intensity, dirs, PreconditionedDirection<T>(alpha, w_max), h, w);
+    add_isolated_directions(space, placed, dirs, window, step);
+  } else {
+    apply_isolated_update(space, placed, parts, s.intensity, window, PreconditionedStep<T>(alpha, w_max, step));
+  }
+  space.fence();
+  auto const got = test::host_copy(window);
+  auto const want = test::host_copy(owner);
+  int differ = 0, changed = 0;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      differ += !(got(y, x) == want(y0 + y, x0 + x));
+      changed += !(got(y, x) == before(y0 + y, x0 + x));
+    }
+  EXPECT_EQ(differ, 0) << (lsqml ? "lsqml" : "rpie");
+  EXPECT_GT(changed, h * w / 4) << (lsqml ? "lsqml" : "rpie");  // the footprints cover much of the window
+}
+
+TYPED_TEST(IsolatedUpdate, AnotherRanksWindowGetsTheOwnersValues) {
+  ExecSpace space;
+  for (bool lsqml : {false, true}) {
+    IsolatedBatch<TypeParam> s;
+    update_a_window(space, s, s.object, lsqml);
+  }
+}
+
 }  // namespace
