@@ -23,6 +23,12 @@
 //                                                 batches (and the batches left at the end of an
 //                                                 epoch): A_ov,k ~ A_ov (1 - (1 - A_b / A)^k), the
 //                                                 batches' tiles taken as independent draws
+//                  + 2 s V_b                      with isolated positions (rPIE, ePIE, LSQML): their
+//                                                 footprints are left out of the batch tiles above,
+//                                                 and the patch rows and columns of their products
+//                                                 that another rank's pixels read move from the
+//                                                 owner to that rank (V_b complex values sent plus
+//                                                 received; core/shared_isolated.hpp)
 //   all:           r * (2M + 1) s D^2             probe numerator (M complex modes) + weight
 //                  r * 8                          the object weight's largest value (a double;
 //                                                 the probe's is the same on every rank)
@@ -150,9 +156,11 @@ inline double union_overlap_area(ModelInput const& in, double overlap_area, doub
 /// rank's overlaps, half those sent and received (A_ov,b; < 0: estimated
 /// as A_ov A_b / A);
 /// `reconciled_area`: neighbor k > 1, the overlap pixels its reconciles of
-/// one epoch average, summed (< 0: estimated with union_overlap_area).
+/// one epoch average, summed (< 0: estimated with union_overlap_area);
+/// `shared_values`: neighbor k = 1, V_b, the mean complex values of
+/// isolated positions' products a batch sends and receives.
 inline ModelResult model(ModelInput const& in, std::string const& strategy, double tile_area, double overlap_area,
-                         double batch_overlap_area = -1, double reconciled_area = -1) {
+                         double batch_overlap_area = -1, double reconciled_area = -1, double shared_values = 0) {
   ModelResult out;
   int const P = in.ranks;
   double const s = in.precision, r = ring_factor(P), D2 = double(in.D) * in.D, M = in.modes;
@@ -174,7 +182,8 @@ inline ModelResult model(ModelInput const& in, std::string const& strategy, doub
     else if (in.sync_every == 1)
       per_batch_object = 2 * 3 * s *
                          (batch_overlap_area >= 0 ? batch_overlap_area
-                                                  : overlap_area * std::min(1.0, batch_tile_pixels(in) / A));
+                                                  : overlap_area * std::min(1.0, batch_tile_pixels(in) / A)) +
+                         2 * s * shared_values;
     object = nb * per_batch_object;
     if (!full && in.sync_every > 1) {
       double const k = in.sync_every, left = nb - k * std::floor(nb / k);

@@ -40,6 +40,7 @@
 #include <ptyko/core/batching.hpp>
 #include <ptyko/core/illumination.hpp>
 #include <ptyko/core/metrics.hpp>
+#include <ptyko/kernels/patch.hpp>
 #include <ptyko/kernels/tiles.hpp>
 #include <ptyko/parallel/communicator.hpp>
 #include <ptyko/parallel/environment.hpp>
@@ -272,12 +273,49 @@ Row run(Config const& cfg, ScanLayout const& layout, Truth const& truth, std::st
   // With `rank` >= 0, of that rank's positions only (the tiles it sends).
   auto const part = partition_scan(layout.positions_px, in.D, layout.grid.height, layout.grid.width, P);
   std::vector<int> const rank_of = part.frame_ranks();
-  auto batch_tiles = [&](std::vector<int> const& batch, Box const& object, int rank = -1) {
+  // rPIE, ePIE and LSQML under exact neighbour-consensus take a batch's
+  // isolated positions apart on several ranks (Reconstruction): out of the
+  // tiles, their products' parts moved to the other ranks holding their
+  // pixels (core/shared_isolated.hpp).
+  bool const isolates = P > 1 && row.strategy == "neighbor" && row.sync_every == 1 && !is_projection(solver) &&
+                        opts.isolated_updates && opts.illumination == IlluminationNorm::batch && !opts.object_clip;
+  auto isolated_in = [&](std::vector<int> const& batch) {
     std::vector<std::array<double, 2>> centres;
-    for (int id : batch)
-      if (rank < 0 || rank_of[std::size_t(id)] == rank)
+    for (int id : batch) centres.push_back(layout.positions_px[id]);
+    return isolates ? isolated_footprints(centres, in.D) : std::vector<char>(batch.size(), 0);
+  };
+  auto batch_tiles = [&](std::vector<int> const& batch, Box const& object, int rank = -1) {
+    auto const alone = isolated_in(batch);
+    std::vector<std::array<double, 2>> centres;
+    for (std::size_t k = 0; k < batch.size(); ++k) {
+      int const id = batch[k];
+      if (!alone[k] && (rank < 0 || rank_of[std::size_t(id)] == rank))
         centres.push_back({layout.positions_px[id][0] - object.y, layout.positions_px[id][1] - object.x});
+    }
     return footprint_tiles(centres, in.D, object.height, object.width);
+  };
+  // V_b of `rank` for one batch: the complex values of its isolated
+  // positions' products it sends, and of the others' it receives (the patch
+  // rows and columns the receiver's pixels of the footprint read).
+  auto shared_values = [&](std::vector<int> const& batch, int rank) {
+    auto const alone = isolated_in(batch);
+    double values = 0;
+    for (std::size_t k = 0; k < batch.size(); ++k) {
+      if (!alone[k]) continue;
+      int const id = batch[k], owner = rank_of[std::size_t(id)];
+      Box const& home = part.tiles[owner];
+      PatchCorner<T> const c(T(layout.positions_px[id][0] - home.y), T(layout.positions_px[id][1] - home.x), in.D);
+      int const gy = c.y + home.y, gx = c.x + home.x;
+      for (int q = 0; q < P; ++q) {
+        if (q == owner || (rank != owner && rank != q)) continue;
+        Box const& b = part.tiles[q];
+        int const u0 = std::max(0, b.y - gy), u1 = std::min(in.D + 1, b.y + b.height - gy);
+        int const v0 = std::max(0, b.x - gx), v1 = std::min(in.D + 1, b.x + b.width - gx);
+        if (u0 >= u1 || v0 >= v1) continue;
+        values += double(std::min(in.D, u1) - std::max(0, u0 - 1)) * double(std::min(in.D, v1) - std::max(0, v0 - 1));
+      }
+    }
+    return values;
   };
   // Pixels of `tiles` (origins in the frame of `t`) inside `region`.
   auto pixels_inside = [](std::vector<std::array<int, 2>> const& tiles, Box const& t, Box const& region) {
@@ -295,12 +333,13 @@ Row run(Config const& cfg, ScanLayout const& layout, Truth const& truth, std::st
   double exact = 0;
   for (int r = 0; r < P; ++r) {
     Box const& t = part.tiles[r];
-    double ov = 0, batch_ov = 0;
+    double ov = 0, batch_ov = 0, batch_shared = 0;
     for (int s : part.neighbours[r]) ov += double(intersect(t, part.tiles[s]).area());
     // The exact A_ov,b, as neighbour-consensus packs the batch tiles inside
     // each overlap: those this rank's positions touched, sent, and those
     // the neighbour's touched, received (the model counts 2 A_ov,b).
     for (auto const& batch : batches) {
+      if (isolates) batch_shared += shared_values(batch, r);
       auto const own = batch_tiles(batch, t, r);
       for (int s : part.neighbours[r]) {
         Box const region = intersect(t, part.tiles[s]);
@@ -308,6 +347,7 @@ Row run(Config const& cfg, ScanLayout const& layout, Truth const& truth, std::st
       }
     }
     if (!batches.empty()) batch_ov /= double(batches.size());
+    if (!batches.empty()) batch_shared /= double(batches.size());
     // The approximate mode's reconciles over an epoch (the first epoch's
     // batch order): per link, the union of the tiles this rank's positions
     // touched since the last reconcile, sent, and of those the neighbour's
@@ -335,7 +375,7 @@ Row run(Config const& cfg, ScanLayout const& layout, Truth const& truth, std::st
       }
       reconcile();
     }
-    exact += model(in, row.strategy, double(t.area()), ov, batch_ov, reconciled).bytes_per_epoch;
+    exact += model(in, row.strategy, double(t.area()), ov, batch_ov, reconciled, batch_shared).bytes_per_epoch;
   }
   row.model_exact = exact / P;
   ModelInput estimated = in;  // analytic: rectangular tiles and estimated batch tiles

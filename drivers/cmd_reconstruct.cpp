@@ -539,7 +539,7 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
   double isolated = double(rec.isolated_positions());  // summed over ranks: collective
   comm.allreduce(&isolated, 1, Datatype::float64, ReduceOp::sum);
   if (isolated > 0)
-    log.info(fmt::format("reconstruct: {:.0f} of {} positions meet no other of their batch on pixels of one rank: "
+    log.info(fmt::format("reconstruct: {:.0f} of {} positions meet no other of their batch: "
                          "updated without object sums",
                          isolated, kept.size()));
   if (checkpoint) {

@@ -9,6 +9,8 @@
 #include <ptyko/kernels/tiles.hpp>
 #include <ptyko/kernels/update.hpp>
 
+#include "shared_isolated_plan.hpp"
+
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -128,6 +130,13 @@ Reconstruction<T, ExecSpace>::~Reconstruction() = default;
 template <class T, class ExecSpace>
 void Reconstruction<T, ExecSpace>::plan_batches() {
   bool const isolate = m_solver->updates_isolated_positions(m_options, m_sync);
+  // Strategies that move isolated positions' products between the ranks
+  // holding their pixels let every isolated position be updated directly.
+  auto const boxes = isolate && m_sync.ranks() > 1 ? m_sync.held_boxes() : std::vector<std::array<int, 4>>();
+  bool const share = !boxes.empty();
+  PTYKO_ASSERT(!share || (!m_frame_rank.empty() && boxes[std::size_t(m_sync.rank())][0] == m_data.tile_y &&
+                          boxes[std::size_t(m_sync.rank())][1] == m_data.tile_x),
+               "held boxes need the frames' ranks and this rank's tile");
   std::unordered_map<std::size_t, int> local_of;
   for (std::size_t i = 0; i < m_data.frame_ids.size(); ++i) local_of[m_data.frame_ids[i]] = int(i);
   int const H = int(m_state.object.extent(0)), W = int(m_state.object.extent(1)), D = m_data.detector();
@@ -144,13 +153,15 @@ void Reconstruction<T, ExecSpace>::plan_batches() {
     // object coordinates: the sums of the batch are zero elsewhere. When
     // the solver updates isolated positions itself, they go last and out
     // of the tiles: positions whose footprints meet no other of the batch,
-    // on pixels only their rank holds (decided alike on every rank, so that
+    // on pixels only their rank holds unless the strategy moves their
+    // products to the other holders (decided alike on every rank, so that
     // the ranks' tile lists agree).
     centres.clear();
     for (int id : g) centres.push_back({m_positions[id][0] - m_data.tile_y, m_positions[id][1] - m_data.tile_x});
     std::vector<char> isolated = isolate ? isolated_footprints(centres, D) : std::vector<char>(g.size(), 0);
-    for (std::size_t k = 0; k < g.size(); ++k)
-      isolated[k] = isolated[k] && m_sync.footprint_private(footprint_box(m_positions[g[k]], D));
+    if (!share)
+      for (std::size_t k = 0; k < g.size(); ++k)
+        isolated[k] = isolated[k] && m_sync.footprint_private(footprint_box(m_positions[g[k]], D));
     std::vector<int> mine, mine_isolated;
     std::vector<std::array<double, 2>> summed_centres;
     summed_ranks.clear();
@@ -167,6 +178,14 @@ void Reconstruction<T, ExecSpace>::plan_batches() {
     LocalBatch<ExecSpace>& b = m_batches[batch];
     b.global_size = int(g.size());
     b.isolated = int(mine_isolated.size());
+    if (share) {  // batch slots: the summed positions first, then the isolated ones
+      std::vector<int> slots(g.size(), -1);
+      int summed = 0, alone = int(mine.size());
+      for (std::size_t k = 0; k < g.size(); ++k)
+        if (local_of.count(std::size_t(g[k]))) slots[k] = isolated[k] ? alone++ : summed++;
+      b.shared = impl::plan_shared_isolated<T, typename ExecSpace::memory_space>(
+          g, isolated, slots, m_positions, m_frame_rank, boxes, m_sync.rank(), D);
+    }
     mine.insert(mine.end(), mine_isolated.begin(), mine_isolated.end());
     if (!again)
       b.local = IndexView<typename ExecSpace::memory_space>(

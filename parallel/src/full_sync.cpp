@@ -47,13 +47,14 @@ class FullSync final : public Strategy<T, ExecSpace> {
   /// largest weight (one rank: `local_max`, the sums are its own).
   double sum_object(ExecSpace const& space, ComplexField const& num, RealField const& w,
                     MirroredTileList<Mem> const& batch_tiles, double local_max) override {
-    return sum_batch(space, num, w, batch_tiles, local_max, ProbeField(), RealField(), false);
+    return sum_batch(space, num, w, batch_tiles, local_max, ProbeField(), RealField(), false, {});
   }
   /// The packed tiles and the probe sums in one all-reduce call: one wait
   /// for the device, and staged, one collective.
   double sum_batch(ExecSpace const& space, ComplexField const& num, RealField const& w,
                    MirroredTileList<Mem> const& batch_tiles, double local_max, ProbeField const& probe_num,
-                   RealField const& probe_w, bool probe) override {
+                   RealField const& probe_w, bool probe, SharedProducts<T, Mem> const& shared) override {
+    PTYKO_ASSERT(shared.plan == nullptr, "full-sync holds every pixel on every rank: nothing is shared");
     auto const& tiles = batch_tiles.list;
     if (m_comm.size() == 1) return local_max;
     std::size_t const n = 3 * tiles.extent(0) * std::size_t(tile_edge) * tile_edge;

@@ -37,6 +37,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <string>
 #include <vector>
 
 namespace ptyko::parallel::impl {
@@ -302,6 +303,34 @@ void append_origins(HostTiles const& h, std::vector<std::array<int, 2>>& out) {
   for (std::size_t k = 0; k < h.extent(0); ++k) out.push_back({h(k, 0), h(k, 1)});
 }
 
+/// Copies the parts [first, first + count) of a SharedIsolated plan between
+/// patch-shaped products (part: slot, row, col, rows, cols, offset) and a
+/// packed buffer: into the buffer (pack) or out of it (unpack). One patch
+/// row per work item (parts are small: the rows of a footprint near a
+/// cut). Non-blocking.
+template <bool Pack, class ExecSpace, class T, class Mem>
+void copy_product_parts(ExecSpace const& space, char const* label,
+                        typename SharedIsolated<Mem>::Parts const& parts, int first, int count,
+                        ComplexView3<T, Mem> const& products, Kokkos::View<Complex<T>*, Mem> const& buffer) {
+  int const D = int(products.extent(1));
+  if (count == 0 || D == 0) return;
+  auto P = parts;
+  auto prod = products;
+  auto buf = buffer;
+  Kokkos::parallel_for(
+      label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, count * D), KOKKOS_LAMBDA(int r) {
+        int const p = first + r / D, i = r % D;
+        if (i >= P(p, 3)) return;
+        int const cols = P(p, 4);
+        Complex<T>* packed = buf.data() + P(p, 5) + std::size_t(i) * cols;
+        Complex<T>* row = &prod(P(p, 0), P(p, 1) + i, P(p, 2));
+        if constexpr (Pack)
+          for (int j = 0; j < cols; ++j) packed[j] = row[j];
+        else
+          for (int j = 0; j < cols; ++j) row[j] = packed[j];
+      });
+}
+
 template <class T, class ExecSpace>
 class Neighbor final : public Strategy<T, ExecSpace> {
  public:
@@ -314,6 +343,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   using Base::sum;
   using Base::sum_object;
   using Buffer = RealView1<T, Mem>;
+  using ProductBuffer = Kokkos::View<Complex<T>*, Mem>;
 
   Neighbor(Communicator comm, ScanLayout const& layout, StrategyOptions const& options)
       : m_comm(std::move(comm)), m_sync_every(options.sync_every) {
@@ -397,6 +427,15 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     for (Box const& t : m_partition.tiles) holders += !intersect(widened, t).empty();
     return holders == 1;
   }
+  /// The exact mode moves isolated positions' products between the ranks
+  /// holding their pixels (sum_batch), on the tile grid, where the batch
+  /// tiles and their plans agree on every rank.
+  std::vector<std::array<int, 4>> held_boxes() const override {
+    if (m_sync_every > 1 || !m_on_tile_grid) return {};
+    std::vector<std::array<int, 4>> out;
+    for (Box const& t : m_partition.tiles) out.push_back({t.y, t.x, t.height, t.width});
+    return out;
+  }
   /// Both modes send the tiles this rank's positions touched: the exact
   /// one its sums after every batch (sum_object), the approximate one its
   /// weighted object at a reconcile.
@@ -423,13 +462,16 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   /// here: the weights stay this rank's own, `local_max`.
   double sum_object(ExecSpace const& space, ComplexField const& num, RealField const& w,
                     MirroredTileList<Mem> const& tiles, double local_max) override {
-    return sum_batch(space, num, w, tiles, local_max, ProbeField(), RealField(), false);
+    return sum_batch(space, num, w, tiles, local_max, ProbeField(), RealField(), false, {});
   }
-  /// The overlap exchange and the probe sums' all-reduce behind one wait
-  /// for the device (exchange_sums), one after the other in MPI.
+  /// The overlap exchange, the isolated positions' products and the probe
+  /// sums' all-reduce behind one wait for the device (exchange_sums), one
+  /// after the other in MPI.
   double sum_batch(ExecSpace const& space, ComplexField const& num, RealField const& w,
                    MirroredTileList<Mem> const& tiles, double local_max, ProbeField const& probe_num,
-                   RealField const& probe_w, bool probe) override {
+                   RealField const& probe_w, bool probe, SharedProducts<T, Mem> const& shared) override {
+    PTYKO_ASSERT(shared.plan == nullptr || (m_sync_every == 1 && m_on_tile_grid),
+                 "products move in the exact mode on the tile grid only (held_boxes)");
     if (m_sync_every > 1 || m_links.empty()) {
       if (probe) sum_probe(space, probe_num, probe_w);
       return local_max;
@@ -448,7 +490,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       probe_sums.add(probe_num);  // one allocation, one run (UpdateSums)
       probe_sums.add(probe_w);
     }
-    double const unpacked = exchange_sums(space, num, w, local_max >= 0, &probe_sums);
+    double const unpacked = exchange_sums(space, num, w, local_max >= 0, &probe_sums, &shared);
     return local_max >= 0 ? std::max(local_max, unpacked) : -1;
   }
 
@@ -555,8 +597,26 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     LinkPixels<Mem> out, in;
     Buffer send, recv;
     typename Buffer::HostMirror send_host, recv_host;
+    // Isolated positions' products (SharedProducts), grown to the largest
+    // batch's in the first epoch.
+    ProductBuffer products_send, products_recv;
+    typename ProductBuffer::HostMirror products_send_host, products_recv_host;
     void whole_region() { out.tiled = in.tiled = false; }
   };
+
+  Link& link_to(int rank) {
+    for (Link& l : m_links)
+      if (l.rank == rank) return l;
+    PTYKO_ASSERT(false, "rank ", rank, " shares no pixels with rank ", m_comm.rank());
+    return m_links.front();
+  }
+
+  // `view` (and its host mirror) with room for n values.
+  static void reserve(ProductBuffer& view, typename ProductBuffer::HostMirror& host, std::size_t n, char const* label) {
+    if (view.extent(0) >= n) return;
+    view = ProductBuffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), n);
+    host = Kokkos::create_mirror_view(view);
+  }
 
   // Every link exchanges the parts of the tiles at m_origins inside its
   // region, both ways; the parts of all links go to the device in one copy.
@@ -632,8 +692,11 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   // With `largest`, the unpacks also return the largest weight they leave
   // (blocking), else 0. `also`: an all-reduce (the probe sums) staged with
   // the exchange, behind the same wait for the device.
+  // `products`: isolated positions' products to move with the sums
+  // (SharedProducts; sent after the sums on each link, received into their
+  // foreign slots after the unpacks).
   double exchange_sums(ExecSpace const& space, ComplexField const& num, RealField const& w, bool largest = false,
-                       StagedAllreduce<T, Mem>* also = nullptr) {
+                       StagedAllreduce<T, Mem>* also = nullptr, SharedProducts<T, Mem> const* products = nullptr) {
     double unpacked = 0;
     std::size_t const values = num.extent(0) > 0 ? 3 : 1;  // complex sum and weight, or weight
     bool packed = false;
@@ -643,6 +706,18 @@ class Neighbor final : public Strategy<T, ExecSpace> {
         packed = true;
       }
     constexpr bool direct = mpi_can_read_v<Mem>;
+    SharedIsolated<Mem> const* plan = products != nullptr ? products->plan : nullptr;
+    if (plan != nullptr)
+      for (auto const& m : plan->sends) {
+        Link& l = link_to(m.rank);
+        reserve(l.products_send, l.products_send_host, m.values, "ptyko::neighbor::products_send");
+        copy_product_parts<true>(space, "ptyko::neighbor::pack_products", plan->parts, m.first, m.count,
+                                 products->own, l.products_send);
+        packed = true;
+        if (!direct)
+          Kokkos::deep_copy(space, Kokkos::subview(l.products_send_host, std::make_pair(std::size_t(0), m.values)),
+                            Kokkos::subview(l.products_send, std::make_pair(std::size_t(0), m.values)));  // device -> host: stage
+      }
     if (!direct)  // every link's staging copy queued behind the packs: one wait for all of them
       for (Link& l : m_links) {
         std::size_t const n = values * l.out.count();
@@ -654,22 +729,35 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     if (with_also) also->stage(space, m_staging);
     // MPI reads the packed (or staged) values, and a staged receive must not
     // overwrite the host buffer the last exchange still copies from.
-    bool receives = false;
+    bool receives = plan != nullptr && !plan->receives.empty();
     for (Link const& l : m_links) receives = receives || l.in.count() > 0;
     if (packed || with_also || (!direct && receives)) fence(space, "ptyko::neighbor::packed");
     std::vector<Request> requests;
-    requests.reserve(2 * m_links.size());
+    requests.reserve(2 * m_links.size() + (plan != nullptr ? plan->sends.size() + plan->receives.size() : 0));
     for (Link& l : m_links) {
       if (l.in.count() == 0) continue;
       T* recv = direct ? l.recv.data() : l.recv_host.data();
       requests.push_back(m_comm.irecv(recv, values * l.in.count(), datatype_of<T>(), l.rank, tag));
     }
+    if (plan != nullptr)
+      for (auto const& m : plan->receives) {
+        Link& l = link_to(m.rank);
+        reserve(l.products_recv, l.products_recv_host, m.values, "ptyko::neighbor::products_recv");
+        Complex<T>* recv = direct ? l.products_recv.data() : l.products_recv_host.data();
+        requests.push_back(m_comm.irecv(recv, 2 * m.values, datatype_of<T>(), l.rank, products_tag));
+      }
     for (Link& l : m_links) {
       std::size_t const n = values * l.out.count();
       if (n == 0) continue;
       T const* send = direct ? l.send.data() : l.send_host.data();
       requests.push_back(m_comm.isend(send, n, datatype_of<T>(), l.rank, tag));
     }
+    if (plan != nullptr)
+      for (auto const& m : plan->sends) {
+        Link& l = link_to(m.rank);
+        Complex<T> const* send = direct ? l.products_send.data() : l.products_send_host.data();
+        requests.push_back(m_comm.isend(send, 2 * m.values, datatype_of<T>(), l.rank, products_tag));
+      }
     // The all-reduce after the unpacks, as a separate sum_probe would run
     // it: with it in flight beside the messages, OpenMPI on one node was
     // slower (item 48), and before the unpacks a rank would wait there
@@ -691,6 +779,15 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       else
         for_each_in_link(space, "ptyko::neighbor::unpack_add", l.in, unpack);
     }
+    if (plan != nullptr)
+      for (auto const& m : plan->receives) {
+        Link& l = link_to(m.rank);
+        if (!direct)
+          Kokkos::deep_copy(space, Kokkos::subview(l.products_recv, std::make_pair(std::size_t(0), m.values)),
+                            Kokkos::subview(l.products_recv_host, std::make_pair(std::size_t(0), m.values)));  // host -> device
+        copy_product_parts<false>(space, "ptyko::neighbor::unpack_products", plan->parts, m.first, m.count,
+                                  products->foreign, l.products_recv);
+      }
     if (with_also) also->finish(space, m_comm, ReduceOp::sum);
     return unpacked;
   }
@@ -789,7 +886,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   }
 
  private:
-  static constexpr int tag = 4711;
+  static constexpr int tag = 4711, products_tag = 4712;
   Communicator m_comm;
   int m_sync_every;
   Partition m_partition;

@@ -350,12 +350,12 @@ class LSQML final : public Solver<T, ExecSpace> {
       auto const& idx = batch->local;
       auto const& tiles = batch->tiles.list;
       int const B = int(idx.extent(0)), isolated_from = B - batch->isolated;
-      m_sums.begin_batch(space, batch->tiles, update_probe);
+      m_sums.begin_batch(space, batch->tiles, update_probe, batch->shared.get());
       // Isolated positions keep their products; their direction is made
       // from them once the batch's largest weight over all ranks is known.
       bool const one_rank = sync.ranks() == 1;  // nothing summed over ranks: the batch's scalars stay in the space
       ScalarArg<T, Mem> const isolated_max =
-          batch->isolated > 0
+          batch->isolated > 0 || batch->foreign() > 0
               ? m_sums.begin_isolated(space, state.probe, data.positions, idx, batch->isolated, /*in_space=*/one_rank)
               : ScalarArg<T, Mem>(0.0);
       // The step sums below read every position's waves and patches again.
@@ -375,6 +375,16 @@ class LSQML final : public Solver<T, ExecSpace> {
         isolated_directions(space, data.positions, isolated.indices, isolated.products,
                             m_sums.batch_probe_intensity(), m_isolated_dir,
                             PreconditionedDirectionArg<T, Mem>{m_options.alpha, maxima[0]});
+      auto const foreign = m_sums.foreign_isolated();
+      if (batch->foreign() > 0) {  // other ranks' isolated positions, on the pixels this rank holds
+        if (int(m_foreign_dir.extent(0)) < batch->foreign())  // grows in the first epoch, then stays
+          m_foreign_dir = ComplexView3<T, Mem>(
+              Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LSQML::foreign_directions"),
+              batch->foreign(), m_isolated_dir.extent(1), m_isolated_dir.extent(2));
+        isolated_directions(space, foreign.placed, foreign.products, m_sums.batch_probe_intensity(), m_foreign_dir,
+                            PreconditionedDirectionArg<T, Mem>{m_options.alpha, maxima[0]},
+                            int(state.object.extent(0)), int(state.object.extent(1)));
+      }
       if (update_probe)
         precondition_direction(space, m_sums.probe_num, all ? m_all.probe_w : m_sums.probe_w,
                                m_options.beta, w_max(1));
@@ -399,6 +409,7 @@ class LSQML final : public Solver<T, ExecSpace> {
       add_scaled(space, tiles, state.object, m_sums.obj_num, beta_o, m_sums.zero_numerator_after_use());
       if (batch->isolated > 0)
         add_isolated_directions(space, data.positions, isolated.indices, m_isolated_dir, state.object, beta_o);
+      if (batch->foreign() > 0) add_isolated_directions(space, foreign.placed, m_foreign_dir, state.object, beta_o);
       if (update_probe)
         add_scaled(space, state.probe, m_sums.probe_num, beta_p, m_sums.zero_probe_numerator_after_use());
       if (m_options.object_clip) clip_amplitude(space, tiles, state.object, T(1));
@@ -440,6 +451,7 @@ class LSQML final : public Solver<T, ExecSpace> {
   std::unique_ptr<ForwardModel<T, ExecSpace>> m_model;
   ComplexView4<T, Mem> m_waves;
   ComplexView3<T, Mem> m_isolated_dir;  ///< (batch, D + 1, D + 1): isolated positions' object direction
+  ComplexView3<T, Mem> m_foreign_dir;   ///< the same for other ranks' isolated positions (UpdateSums::foreign_isolated)
   StepView m_step;
   typename StepView::HostMirror m_step_host;
   Kokkos::View<double*, Kokkos::LayoutRight, Mem> m_steps;  ///< (beta_O, beta_P) of batch_step_means

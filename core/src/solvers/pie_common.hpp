@@ -127,7 +127,8 @@ std::array<double, 2> all_positions_weights(ExecSpace const& space, ForwardModel
 /// updates_isolated_positions): with the batch's own illumination and no
 /// clip, their object sums are their own terms alone
 /// (kernels/isolated_update.hpp), on pixels no other rank holds
-/// (Sync::footprint_private), when the strategy reads no batch sums.
+/// (Sync::footprint_private) or whose other holders get their products
+/// (Sync::held_boxes), when the strategy reads no batch sums.
 template <class T, class ExecSpace>
 bool isolated_positions_apply(SolverOptions const& options, Sync<T, ExecSpace> const& sync) {
   return options.isolated_updates && options.illumination == IlluminationNorm::batch && !options.object_clip &&

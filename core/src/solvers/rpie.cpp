@@ -54,7 +54,7 @@ class RPIE final : public Solver<T, ExecSpace> {
     for (auto const* batch : batches) {
       auto const& idx = batch->local;
       auto const& tiles = batch->tiles.list;
-      m_sums.begin_batch(space, batch->tiles, update_probe);
+      m_sums.begin_batch(space, batch->tiles, update_probe, batch->shared.get());
       // Isolated positions: on one rank they update the object as they go
       // (and the batch's largest weight is known first); on several, after
       // the sums, with the largest weight over all ranks.
@@ -63,7 +63,7 @@ class RPIE final : public Solver<T, ExecSpace> {
       if (batch->isolated > 0 && in_pipeline)
         m_sums.begin_isolated_updates(space, state.probe, data.positions, idx, batch->isolated, state.object,
                                       m_options.alpha, step);  // reduce returns its w_max
-      else if (batch->isolated > 0)
+      else if (batch->isolated > 0 || batch->foreign() > 0)
         isolated_max = m_sums.begin_isolated(space, state.probe, data.positions, idx, batch->isolated);
       gradient_sums(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches(), m_sums, m_costs,
                     update_probe, m_chunk, /*keep=*/false, this->m_position_sums);
@@ -72,6 +72,11 @@ class RPIE final : public Solver<T, ExecSpace> {
         auto const kept = m_sums.kept_isolated(idx);
         apply_isolated_update(space, data.positions, kept.indices, kept.products, m_sums.batch_probe_intensity(),
                               state.object, PreconditionedStepArg<T, Mem>{m_options.alpha, maxima[0], step});
+      }
+      if (batch->foreign() > 0) {  // other ranks' isolated positions, on the pixels this rank holds
+        auto const foreign = m_sums.foreign_isolated();
+        apply_isolated_update(space, foreign.placed, foreign.products, m_sums.batch_probe_intensity(), state.object,
+                              PreconditionedStepArg<T, Mem>{m_options.alpha, maxima[0], step});
       }
       bool const all = m_options.illumination == IlluminationNorm::all;
       auto const w_max = [&](int k) { return all ? ScalarArg<T, Mem>(all_max[k]) : maxima[k]; };

@@ -66,8 +66,9 @@ struct SolverOptions {
   /// testing knob: it changes the speed, not the result (up to rounding).
   int pipeline_chunk = 0;
   /// Whether solvers that can (rPIE/ePIE, LSQML) take the isolated
-  /// positions of a batch, those whose footprints meet no other's on pixels
-  /// of one rank (Sync::footprint_private), straight from their patches
+  /// positions of a batch, those whose footprints meet no other's (on
+  /// pixels of one rank, Sync::footprint_private, unless the strategy moves
+  /// their products to the other holders, Sync::held_boxes), straight from their patches
   /// instead of through object-shaped sums (kernels/isolated_update.hpp). A
   /// testing knob like pipeline_chunk: the same result up to rounding.
   bool isolated_updates = true;
@@ -102,6 +103,12 @@ struct LocalBatch {
   /// the solver asked for isolated positions
   /// (Solver::updates_isolated_positions).
   int isolated = 0;
+  /// Where isolated positions' pixels are held by several ranks
+  /// (Sync::held_boxes): the parts of their products this rank sends and
+  /// receives, and the other ranks' positions it updates too. Null when
+  /// there are none.
+  std::shared_ptr<SharedIsolated<typename ExecSpace::memory_space> const> shared;
+  int foreign() const { return shared ? shared->foreign : 0; }
 };
 
 template <class T, class ExecSpace>

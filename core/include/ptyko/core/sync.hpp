@@ -9,6 +9,8 @@
 // sum_object every pixel of the tile holds the sum over all ranks of the
 // contributions to that pixel.
 
+#include <ptyko/core/shared_isolated.hpp>
+#include <ptyko/kernels/error.hpp>
 #include <ptyko/kernels/tiles.hpp>
 #include <ptyko/kernels/types.hpp>
 
@@ -20,6 +22,16 @@
 #include <vector>
 
 namespace ptyko {
+
+/// The products of a batch's isolated positions whose pixels other ranks
+/// hold too (SharedIsolated): what sum_batch sends and where it puts what
+/// it receives.
+template <class T, class Mem>
+struct SharedProducts {
+  SharedIsolated<Mem> const* plan = nullptr;  ///< none: nothing to move
+  ComplexView3<T, Mem> own;                   ///< this rank's products, at their batch slots
+  ComplexView3<T, Mem> foreign;               ///< the others' parts, at their foreign index
+};
 
 template <class T, class ExecSpace>
 class Sync {
@@ -56,13 +68,16 @@ class Sync {
   virtual void sum_probe(ExecSpace const& space, ProbeField const& numerator,
                          RealField const& weight) = 0;
   /// A batch's sums in one call: the tiled sum_object and, with `probe`,
-  /// sum_probe of `probe_numerator` and `probe_weight`. Strategies may let
-  /// both reach MPI behind one wait for the device (on a GPU each wait
+  /// sum_probe of `probe_numerator` and `probe_weight`, and the moves of
+  /// `shared` (only strategies with held_boxes plan any). Strategies may
+  /// let all reach MPI behind one wait for the device (on a GPU each wait
   /// drains its queue). Returns what the tiled sum_object returns.
   /// Collective.
   virtual double sum_batch(ExecSpace const& space, ComplexField const& numerator, RealField const& weight,
                            MirroredTileList<memory_space> const& tiles, double local_max,
-                           ProbeField const& probe_numerator, RealField const& probe_weight, bool probe) {
+                           ProbeField const& probe_numerator, RealField const& probe_weight, bool probe,
+                           SharedProducts<T, memory_space> const& shared) {
+    PTYKO_ASSERT(shared.plan == nullptr, "this strategy moves no isolated positions' products");
     double const largest = sum_object(space, numerator, weight, tiles, local_max);
     if (probe) sum_probe(space, probe_numerator, probe_weight);
     return largest;
@@ -86,6 +101,13 @@ class Sync {
   /// them without any sum over ranks (isolated positions). The same answer
   /// on every rank. One rank: always.
   virtual bool footprint_private(std::array<double, 4> const& /*box*/) const { return ranks() == 1; }
+  /// The object pixels each rank holds, {y, x, height, width} in global
+  /// object pixels (its tile), when the strategy moves the products of
+  /// isolated positions whose pixels several ranks hold (sum_batch's
+  /// `shared`), so that every holder updates its copy: then a solver takes
+  /// every isolated position apart, private or not. Empty otherwise. The
+  /// same on every rank.
+  virtual std::vector<std::array<int, 4>> held_boxes() const { return {}; }
   /// Whether the tiled sum_object sends each rank's own contributions only
   /// and therefore reads the batch tiles' sources (MirroredTileList::
   /// sources, labelled by rank()); when it does not, the batches carry

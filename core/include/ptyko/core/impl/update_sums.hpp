@@ -70,6 +70,7 @@ class UpdateSums {
     Kokkos::deep_copy(space, obj_w, T(0));
     m_written = MirroredTileList<Mem>();
     m_tiled = false;
+    m_shared = nullptr;
     m_batch_probe_set = false;
     m_w_max = 0;
     m_w_max_known = is_host_space_v<ExecSpace>;
@@ -80,7 +81,10 @@ class UpdateSums {
 
   /// Starts a batch whose object sums lie in `tiles`: zeroes the tiles the
   /// previous batch wrote (the rest of the object sums is already zero).
-  void begin_batch(ExecSpace const& space, MirroredTileList<Mem> const& tiles, bool probe) {
+  /// `shared`: the batch's isolated positions whose pixels other ranks
+  /// hold too (LocalBatch::shared), whose products reduce moves.
+  void begin_batch(ExecSpace const& space, MirroredTileList<Mem> const& tiles, bool probe,
+                   SharedIsolated<Mem> const* shared = nullptr) {
     if (m_written.list.extent(0) > 0) {
       if (!m_num_zeroed && !m_w_zeroed)
         zero_tiles(space, m_written.list, obj_num, obj_w);
@@ -91,6 +95,11 @@ class UpdateSums {
     }
     m_written = tiles;
     m_tiled = true;
+    m_shared = shared;
+    if (shared && shared->foreign > int(m_foreign.extent(0)))  // grows in the first epoch, then stays
+      m_foreign = ComplexView3<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                                                          "ptyko::UpdateSums::foreign_products"),
+                                       shared->foreign, m_products.extent(1), m_products.extent(2));
     m_isolated_from = no_isolated;
     m_batch_probe_set = false;
     m_w_max = 0;
@@ -204,6 +213,20 @@ class UpdateSums {
     return {Kokkos::subview(idx, alone), Kokkos::subview(m_products, alone, Kokkos::ALL, Kokkos::ALL)};
   }
 
+  /// Other ranks' isolated positions whose footprints reach this rank's
+  /// pixels (LocalBatch::shared), and the parts of their products reduce
+  /// received: update their pixels here as the owners update theirs
+  /// (apply_isolated_update, isolated_directions with the object's extent).
+  struct ForeignProducts {
+    ShiftedPositions<T, Mem> placed;
+    ComplexView3<T, Mem> products;
+  };
+  ForeignProducts foreign_isolated() const {
+    if (m_shared == nullptr) return {};
+    return {ShiftedPositions<T, Mem>{m_shared->foreign_positions, m_shared->foreign_shifts, m_shared->foreign},
+            m_foreign};
+  }
+
   /// sum_m |P_m|^2 of the batch's probe (set_batch_probe): the isolated
   /// positions' weights are its S^T.
   RealView2<T, Mem> const& batch_probe_intensity() const { return m_probe_int; }
@@ -280,8 +303,9 @@ class UpdateSums {
     double known = -1;
     if (m_tiled) {
       known = sync.sum_batch(space, obj_num, obj_w, m_written, m_w_max_known ? m_w_max : -1.0, probe_num, probe_w,
-                             probe);
+                             probe, SharedProducts<T, Mem>{m_shared, m_products, m_foreign});
     } else {
+      PTYKO_ASSERT(m_shared == nullptr, "isolated positions' products move with tiled sums only");
       sync.sum_object(space, obj_num, obj_w);
       if (probe) sync.sum_probe(space, probe_num, probe_w);
     }
@@ -350,6 +374,8 @@ class UpdateSums {
   RealView2<T, Mem> m_probe_int;
   RealView1<T, Mem> m_row_bounds;  ///< footprint_row_bounds of m_probe_int, for max_isolated_weight
   ComplexView3<T, Mem> m_products;
+  SharedIsolated<Mem> const* m_shared = nullptr;  ///< the batch's (begin_batch)
+  ComplexView3<T, Mem> m_foreign;  ///< parts of other ranks' products (foreign_isolated)
   RealView1<T, Mem> m_maxima;  ///< reduce's maxima of obj_w and probe_w, before their copy to the host
   typename RealView1<T, Mem>::HostMirror m_maxima_host;
 };
