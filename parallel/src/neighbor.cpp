@@ -305,9 +305,10 @@ void append_origins(HostTiles const& h, std::vector<std::array<int, 2>>& out) {
 
 /// Copies the parts [first, first + count) of a SharedIsolated plan between
 /// patch-shaped products (part: slot, row, col, rows, cols, offset) and a
-/// packed buffer: into the buffer (pack) or out of it (unpack). One patch
-/// row per work item (parts are small: the rows of a footprint near a
-/// cut). Non-blocking.
+/// packed buffer: into the buffer (pack) or out of it (unpack). A patch
+/// row per work item on host spaces (the column loop vectorises), a pixel
+/// on devices (consecutive work items on consecutive columns), as
+/// for_each_span walks a link's pixels. Non-blocking.
 template <bool Pack, class ExecSpace, class T, class Mem>
 void copy_product_parts(ExecSpace const& space, char const* label,
                         typename SharedIsolated<Mem>::Parts const& parts, int first, int count,
@@ -317,18 +318,27 @@ void copy_product_parts(ExecSpace const& space, char const* label,
   auto P = parts;
   auto prod = products;
   auto buf = buffer;
-  Kokkos::parallel_for(
-      label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, count * D), KOKKOS_LAMBDA(int r) {
-        int const p = first + r / D, i = r % D;
-        if (i >= P(p, 3)) return;
-        int const cols = P(p, 4);
-        Complex<T>* packed = buf.data() + P(p, 5) + std::size_t(i) * cols;
-        Complex<T>* row = &prod(P(p, 0), P(p, 1) + i, P(p, 2));
-        if constexpr (Pack)
-          for (int j = 0; j < cols; ++j) packed[j] = row[j];
-        else
-          for (int j = 0; j < cols; ++j) row[j] = packed[j];
-      });
+  // Columns [j0, j1) of row i of part p.
+  auto const copy = KOKKOS_LAMBDA(int p, int i, int j0, int j1) {
+    int const cols = P(p, 4);
+    if (i >= P(p, 3) || j0 >= cols) return;
+    if (j1 > cols) j1 = cols;
+    Complex<T>* packed = buf.data() + P(p, 5) + std::size_t(i) * cols;
+    Complex<T>* row = &prod(P(p, 0), P(p, 1) + i, P(p, 2));
+    if constexpr (Pack)
+      for (int j = j0; j < j1; ++j) packed[j] = row[j];
+    else
+      for (int j = j0; j < j1; ++j) row[j] = packed[j];
+  };
+  if constexpr (ptyko::is_host_space_v<ExecSpace>)
+    Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, count * D),
+                         KOKKOS_LAMBDA(int r) { copy(first + r / D, r % D, 0, D); });
+  else
+    Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(count) * D * D),
+                         KOKKOS_LAMBDA(std::size_t k) {
+                           int const j = int(k % D), r = int(k / D);
+                           copy(first + r / D, r % D, j, j + 1);
+                         });
 }
 
 template <class T, class ExecSpace>
