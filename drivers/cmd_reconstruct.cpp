@@ -536,6 +536,13 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
   log.info(fmt::format("reconstruct: object {} x {} pixels of {:.4g} m, batch size {} ({}), noise {}",
                        layout.grid.height, layout.grid.width, layout.grid.pixel_size_x, opts.batch_size,
                        to_string(opts.batching), opts.noise == NoiseModel::gaussian ? "gaussian" : "poisson"));
+  // Mini-batch solvers synchronise every batch; with fewer positions per
+  // batch than ranks, some ranks hold none of a batch and only wait there
+  // (DM and RAAR update from all positions at once).
+  if (opts.solver != "dm" && opts.solver != "raar" && opts.batch_size < comm.size())
+    log.warn(fmt::format("--batch-size {} is below the {} ranks: in each mini-batch some ranks hold no position and "
+                         "only wait at its sums; --batch-size {} or more keeps every rank busy",
+                         opts.batch_size, comm.size(), comm.size()));
   double isolated = double(rec.isolated_positions());  // summed over ranks: collective
   comm.allreduce(&isolated, 1, Datatype::float64, ReduceOp::sum);
   if (isolated > 0)

@@ -298,6 +298,18 @@ TEST_F(Run, WarnsAboutLowCounts) {
   EXPECT_TRUE(contains(o.err, "counts per frame")) << o.err;
 }
 
+// Mini-batches smaller than the rank count leave ranks idle at every batch.
+TEST_F(Run, WarnsAboutBatchesSmallerThanTheRankCount) {
+  auto const small = ok({"reconstruct", "scan.cxi", "-o", "out.h5", "--epochs", "1", "-q", "--no-images", "--solver",
+                         "rpie", "--batch-size", "2"},
+                        3);
+  EXPECT_TRUE(contains(small.err, "ptyko: warning: --batch-size 2 is below the 3 ranks")) << small.err;
+  auto const enough = ok({"reconstruct", "scan.cxi", "-o", "out.h5", "--epochs", "1", "-q", "--no-images", "--solver",
+                          "rpie", "--batch-size", "3"},
+                         3);
+  EXPECT_FALSE(contains(enough.err, "--batch-size")) << enough.err;
+}
+
 TEST_F(Run, WarnsAboutSaturatedPixels) {
   auto t = simulated();
   for (std::size_t f = 0; f < t.n; ++f) {
