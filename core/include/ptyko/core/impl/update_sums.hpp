@@ -156,12 +156,15 @@ class UpdateSums {
   /// alone once the batch's largest weight over all ranks is known (reduce):
   /// rPIE's apply_isolated_update, LSQML's isolated_directions. Call after
   /// begin_batch, with the batch's probe. Returns this rank's largest
-  /// isolated weight, for reduce: a host value (blocking), or with
-  /// `in_space` (one rank: no maximum over ranks) left in a slot in the
-  /// space's memory (non-blocking; ScalarArg).
+  /// isolated weight, for reduce: on host spaces a host value (blocking),
+  /// unless `in_space` (one rank: no maximum over ranks); on devices always
+  /// left in a slot in the space's memory (non-blocking; ScalarArg), which
+  /// reduce on several ranks brings to the host with the other maxima,
+  /// behind one wait.
   ScalarArg<T, Mem> begin_isolated(ExecSpace const& space, ComplexView3<T, Mem> const& probe,
                                    PositionView<T, Mem> const& positions, IndexView<Mem> const& idx, int isolated,
                                    bool in_space = false) {
+    in_space = in_space || !is_host_space_v<ExecSpace>;
     int const B = int(idx.extent(0));
     set_batch_probe(space, probe);
     IndexView<Mem> const alone = Kokkos::subview(idx, std::make_pair(B - isolated, B));
@@ -328,17 +331,18 @@ class UpdateSums {
       return {object, probe_max};
     }
     // Several ranks: the object's back to the host, where no strategy told
-    // it, and maximised over ranks (the probe's reduction queued after the
+    // it, with the isolated positions' where it is in its slot (devices),
+    // and maximised over ranks (the probe's reduction queued after the
     // copy, which then does not wait for it).
-    PTYKO_ASSERT(isolated_max.on_host(), "the isolated maximum of several ranks is a host value");
     double object = known;
-    if (obj_unknown) {
+    if (obj_unknown || !isolated_max.on_host()) {
       Kokkos::deep_copy(space, m_maxima_host, m_maxima);  // device -> host: the maxima
       fence(space, "ptyko::UpdateSums::maxima");
-      object = std::max(0.0, double(m_maxima_host(object_slot)));  // below 0: no value, 0
+      if (obj_unknown) object = std::max(0.0, double(m_maxima_host(object_slot)));  // below 0: no value, 0
     }
     if (probe) max_value(space, probe_w, maximum_slot(probe_slot));
     object = std::max(object, isolated_max.value);
+    if (!isolated_max.on_host()) object = std::max(object, double(m_maxima_host(isolated_slot)));
     sync.max(&object, 1);
     return {ScalarArg<T, Mem>(object), probe_max};
   }
