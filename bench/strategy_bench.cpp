@@ -40,7 +40,7 @@
 #include <ptyko/core/batching.hpp>
 #include <ptyko/core/illumination.hpp>
 #include <ptyko/core/metrics.hpp>
-#include <ptyko/kernels/patch.hpp>
+#include <ptyko/core/shared_isolated.hpp>
 #include <ptyko/kernels/tiles.hpp>
 #include <ptyko/parallel/communicator.hpp>
 #include <ptyko/parallel/environment.hpp>
@@ -304,15 +304,12 @@ Row run(Config const& cfg, ScanLayout const& layout, Truth const& truth, std::st
       if (!alone[k]) continue;
       int const id = batch[k], owner = rank_of[std::size_t(id)];
       Box const& home = part.tiles[owner];
-      PatchCorner<T> const c(T(layout.positions_px[id][0] - home.y), T(layout.positions_px[id][1] - home.x), in.D);
-      int const gy = c.y + home.y, gx = c.x + home.x;
+      auto const corner = owner_footprint_corner<T>(layout.positions_px[id], {home.y, home.x}, in.D);
       for (int q = 0; q < P; ++q) {
         if (q == owner || (rank != owner && rank != q)) continue;
         Box const& b = part.tiles[q];
-        int const u0 = std::max(0, b.y - gy), u1 = std::min(in.D + 1, b.y + b.height - gy);
-        int const v0 = std::max(0, b.x - gx), v1 = std::min(in.D + 1, b.x + b.width - gx);
-        if (u0 >= u1 || v0 >= v1) continue;
-        values += double(std::min(in.D, u1) - std::max(0, u0 - 1)) * double(std::min(in.D, v1) - std::max(0, v0 - 1));
+        auto const rect = product_part_read_by(corner, {b.y, b.x, b.height, b.width}, in.D);
+        values += double(rect[2]) * double(rect[3]);
       }
     }
     return values;

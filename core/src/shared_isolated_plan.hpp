@@ -43,26 +43,19 @@ std::shared_ptr<SharedIsolated<Mem> const> plan_shared_isolated(std::vector<int>
     int const id = ids[k], owner = frame_rank[std::size_t(id)];
     if (!isolated[k] || owner < 0) continue;  // (a frame no rank holds: dropped as empty)
     auto const& home = boxes[std::size_t(owner)];
-    // The position as its owner's LocalData holds it, and the corner its
-    // kernels compute from it, in global pixels.
-    double const py = positions[std::size_t(id)][0] - home[0], px = positions[std::size_t(id)][1] - home[1];
-    PatchCorner<T> const c(T(py), T(px), D);
-    int const gy = c.y + home[0], gx = c.x + home[1];
+    auto const& global = positions[std::size_t(id)];
+    auto const corner = owner_footprint_corner<T>(global, {home[0], home[1]}, D);
     for (int q = 0; q < int(boxes.size()); ++q) {
       if (q == owner || (rank != owner && rank != q)) continue;
-      auto const& b = boxes[std::size_t(q)];
-      // Footprint rows [u0, u1) and columns [v0, v1) on q's pixels.
-      int const u0 = std::max(0, b[0] - gy), u1 = std::min(D + 1, b[0] + b[2] - gy);
-      int const v0 = std::max(0, b[1] - gx), v1 = std::min(D + 1, b[1] + b[3] - gx);
-      if (u0 >= u1 || v0 >= v1) continue;
-      // The patch rows u - 1 and u and columns v - 1 and v they read.
-      int const r0 = std::max(0, u0 - 1), r1 = std::min(D, u1), c0 = std::max(0, v0 - 1), c1 = std::min(D, v1);
+      auto const part = product_part_read_by(corner, boxes[std::size_t(q)], D);
+      if (part[2] == 0) continue;
       if (rank == owner) {
         PTYKO_ASSERT(slots[k] >= 0, "an isolated position of this rank has no batch slot");
-        sends[q].push_back({slots[k], r0, c0, r1 - r0, c1 - c0, 0});
+        sends[q].push_back({slots[k], part[0], part[1], part[2], part[3], 0});
       } else {
-        receives[owner].push_back({int(foreign_pos.size()), r0, c0, r1 - r0, c1 - c0, 0});
-        foreign_pos.push_back({py, px});
+        receives[owner].push_back({int(foreign_pos.size()), part[0], part[1], part[2], part[3], 0});
+        // As the owner's LocalData holds it (before the cast to T).
+        foreign_pos.push_back({global[0] - home[0], global[1] - home[1]});
         foreign_shift.push_back({home[0] - mine[0], home[1] - mine[1]});
       }
     }

@@ -21,15 +21,41 @@
 // parts in its sum_batch (SharedProducts); the solvers update the foreign
 // positions' pixels after the sums.
 
+#include <ptyko/kernels/patch.hpp>
 #include <ptyko/kernels/types.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <vector>
 
 namespace ptyko {
+
+/// The first pixel {y, x} of the footprint of the position `global` (object
+/// pixels) as its owner's kernels place it: from the position in the
+/// owner's tile coordinates (tile origin `home`, as its LocalData holds
+/// it), cast to T, back in global object pixels.
+template <class T>
+std::array<int, 2> owner_footprint_corner(std::array<double, 2> const& global, std::array<int, 2> const& home, int D) {
+  PatchCorner<T> const c(T(global[0] - home[0]), T(global[1] - home[1]), D);
+  return {c.y + home[0], c.x + home[1]};
+}
+
+/// The patch rows and columns of a footprint's product that the pixels of
+/// `box` ({y, x, height, width}, global object pixels) read, for the
+/// footprint whose first pixel is `corner` (owner_footprint_corner):
+/// {row, col, rows, cols}, with rows = 0 where the footprint misses the
+/// box. Footprint pixel (u, v), u, v in [0, D], reads patch rows u - 1 and
+/// u and columns v - 1 and v (the bilinear adjoint).
+inline std::array<int, 4> product_part_read_by(std::array<int, 2> const& corner, std::array<int, 4> const& box, int D) {
+  int const u0 = std::max(0, box[0] - corner[0]), u1 = std::min(D + 1, box[0] + box[2] - corner[0]);
+  int const v0 = std::max(0, box[1] - corner[1]), v1 = std::min(D + 1, box[1] + box[3] - corner[1]);
+  if (u0 >= u1 || v0 >= v1) return {0, 0, 0, 0};
+  int const r0 = std::max(0, u0 - 1), r1 = std::min(D, u1), c0 = std::max(0, v0 - 1), c1 = std::min(D, v1);
+  return {r0, c0, r1 - r0, c1 - c0};
+}
 
 /// One batch's plan, for one rank. Parts are rectangles of patch-shaped
 /// products: (slot, row, col, rows, cols, offset): patch rows [row, row +
