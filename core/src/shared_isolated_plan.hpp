@@ -81,12 +81,11 @@ std::shared_ptr<SharedIsolated<Mem> const> plan_shared_isolated(std::vector<int>
   list(receives, plan->receives);
   plan->parts = typename SharedIsolated<Mem>::Parts(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::SharedIsolated::parts"), parts.size());
-  plan->parts_host = Kokkos::create_mirror_view(plan->parts);
+  auto parts_host = Kokkos::create_mirror_view(plan->parts);
   for (std::size_t p = 0; p < parts.size(); ++p)
-    for (int j = 0; j < 6; ++j) plan->parts_host(p, j) = parts[p][std::size_t(j)];
-  Kokkos::deep_copy(plan->parts, plan->parts_host);  // host -> device: the parts, once per run
+    for (int j = 0; j < 6; ++j) parts_host(p, j) = parts[p][std::size_t(j)];
+  Kokkos::deep_copy(plan->parts, parts_host);  // host -> device: the parts, once per run
   int const n = int(foreign_pos.size());
-  plan->foreign = n;
   plan->foreign_positions = decltype(plan->foreign_positions)(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::SharedIsolated::foreign_positions"), n);
   plan->foreign_shifts = decltype(plan->foreign_shifts)(

@@ -309,7 +309,6 @@ void update_a_window(ExecSpace const& space, IsolatedBatch<T> const& s, ComplexV
   ShiftedPositions<T, MemSpace> placed;
   placed.pos = decltype(placed.pos)("foreign_pos", s.B);
   placed.shift = decltype(placed.shift)("foreign_shift", s.B);
-  placed.n = s.B;
   auto hp = Kokkos::create_mirror_view(placed.pos);
   auto hs = Kokkos::create_mirror_view(placed.shift);
   auto prod = test::host_copy(s.products);

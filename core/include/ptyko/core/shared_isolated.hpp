@@ -74,15 +74,14 @@ struct SharedIsolated {
   std::vector<Message> sends;     ///< this rank's isolated positions' parts, slot = its batch slot
   std::vector<Message> receives;  ///< other ranks' positions' parts, slot = their foreign index
   Parts parts;                    ///< every message's parts, sends first
-  typename Parts::HostMirror parts_host;
   /// Other ranks' isolated positions whose footprints reach this rank's
   /// pixels: their positions in their owner's tile coordinates (as the
   /// owner's LocalData holds them, before the cast to T) and the whole
   /// pixels from the owner's tile to this rank's (owner origin - this
   /// origin), for kernels/isolated_update.hpp's ShiftedPositions.
-  int foreign = 0;
   Kokkos::View<double* [2], Kokkos::LayoutRight, Mem> foreign_positions;
   Kokkos::View<int* [2], Kokkos::LayoutRight, Mem> foreign_shifts;
+  int foreign() const { return int(foreign_positions.extent(0)); }
 };
 
 }  // namespace ptyko

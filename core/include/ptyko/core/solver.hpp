@@ -108,7 +108,7 @@ struct LocalBatch {
   /// receives, and the other ranks' positions it updates too. Null when
   /// there are none.
   std::shared_ptr<SharedIsolated<typename ExecSpace::memory_space> const> shared;
-  int foreign() const { return shared ? shared->foreign : 0; }
+  int foreign() const { return shared ? shared->foreign() : 0; }
 };
 
 template <class T, class ExecSpace>

@@ -84,8 +84,7 @@ template <class T, class Mem>
 struct ShiftedPositions {
   Kokkos::View<double* [2], Kokkos::LayoutRight, Mem> pos;
   Kokkos::View<int* [2], Kokkos::LayoutRight, Mem> shift;
-  int n = 0;
-  int count() const { return n; }
+  int count() const { return int(pos.extent(0)); }
   KOKKOS_INLINE_FUNCTION PatchCorner<T> corner(int b, int D) const {
     PatchCorner<T> c(T(pos(b, 0)), T(pos(b, 1)), D);
     c.y += shift(b, 0);

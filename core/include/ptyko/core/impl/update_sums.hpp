@@ -96,10 +96,10 @@ class UpdateSums {
     m_written = tiles;
     m_tiled = true;
     m_shared = shared;
-    if (shared && shared->foreign > int(m_foreign.extent(0)))  // grows in the first epoch, then stays
+    if (shared && shared->foreign() > int(m_foreign.extent(0)))  // grows in the first epoch, then stays
       m_foreign = ComplexView3<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
                                                           "ptyko::UpdateSums::foreign_products"),
-                                       shared->foreign, m_products.extent(1), m_products.extent(2));
+                                       shared->foreign(), m_products.extent(1), m_products.extent(2));
     m_isolated_from = no_isolated;
     m_batch_probe_set = false;
     m_w_max = 0;
@@ -226,7 +226,7 @@ class UpdateSums {
   };
   ForeignProducts foreign_isolated() const {
     if (m_shared == nullptr) return {};
-    return {ShiftedPositions<T, Mem>{m_shared->foreign_positions, m_shared->foreign_shifts, m_shared->foreign},
+    return {ShiftedPositions<T, Mem>{m_shared->foreign_positions, m_shared->foreign_shifts},
             m_foreign};
   }
 
