@@ -30,8 +30,11 @@
 //                                                 owner to that rank (V_b complex values sent plus
 //                                                 received; core/shared_isolated.hpp)
 //   all:           r * (2M + 1) s D^2             probe numerator (M complex modes) + weight
-//                  r * 8                          the object weight's largest value (a double;
-//                                                 the probe's is the same on every rank)
+//                  r * s P (neighbor)             the object weight's largest value: each rank's
+//                                                 in its own of P slots after the probe sums, in
+//                                                 their all-reduce (FoldedMaximum; the probe's is
+//                                                 the same on every rank, and full-sync's unpack
+//                                                 finds the object's)
 //                  r * 32 (LSQML)                 two sums of two doubles (step sizes)
 // Estimate of A_b where the batches are not known: each footprint (edge
 // D + 3) touches (1 + (D + 2) / 16)^2 tiles on average, batches are sparse
@@ -192,7 +195,7 @@ inline ModelResult model(ModelInput const& in, std::string const& strategy, doub
                           union_overlap_area(in, overlap_area, left);
       object = 2 * 3 * s * reconciled_area;
     }
-    other += nb * (probe + r * 8 + (in.solver == "lsqml" ? r * 32 : 0));
+    other += nb * (probe + (full ? 0 : r * s * P) + (in.solver == "lsqml" ? r * 32 : 0));
   }
   out.object_bytes = P > 1 ? object : 0;
   out.bytes_per_epoch = P > 1 ? object + other : 0;

@@ -7,7 +7,7 @@
 //       [--target-error 0.1] [--error-every 1] [--frames 400] [--detector 128]
 //       [--modes 2] [--strategies full-sync,neighbor:1,neighbor:4] [--no-header]
 //       [--verbose]   (per-epoch time, bytes and error on stderr)
-//       [--breakdown] (per-kernel time per rank, epochs 3 and later: kernel_profiler.hpp)
+//       [--breakdown] (per-kernel time, MPI calls and host waits per rank, epochs 3 and later: kernel_profiler.hpp)
 //
 // Dataset: the standard simulated one (bench_run.hpp), written once by rank 0
 // to a temporary CXI file; every rank reads only its own frames. Single
@@ -113,9 +113,12 @@ class Truth {
 void print_breakdown(Communicator const& world, KernelProfiler const& prof, int epochs, std::string const& what) {
   std::string mine;
   for (auto const& e : prof.entries()) mine += e.name + '\t' + std::to_string(1e3 * e.seconds / std::max(1, epochs)) + '\n';
-  std::string const wait_tag = "[wait] ";
+  std::string const wait_tag = "[wait] ", calls_tag = "[calls] ", mpi = "[region] ptyko::MPI::";
   for (auto const& [name, count] : prof.fences())
     mine += wait_tag + name + '\t' + std::to_string(double(count) / std::max(1, epochs)) + '\n';
+  for (auto const& e : prof.entries())
+    if (e.name.compare(0, mpi.size(), mpi) == 0)
+      mine += calls_tag + e.name.substr(mpi.size()) + '\t' + std::to_string(double(e.calls) / std::max(1, epochs)) + '\n';
   std::vector<char> bytes(mine.begin(), mine.end());
   std::vector<std::size_t> offsets;
   auto const all = world.gather_bytes(bytes, offsets, 0);
@@ -123,6 +126,7 @@ void print_breakdown(Communicator const& world, KernelProfiler const& prof, int 
   int const P = world.size();
   std::map<std::string, std::vector<double>> table;  // name -> ms per rank
   std::map<std::string, std::vector<double>> waits;  // fence name -> count per epoch and rank
+  std::map<std::string, std::vector<double>> calls;  // MPI call -> count per epoch and rank
   std::vector<double> total(std::size_t(P), 0.0);
   for (int r = 0; r < P; ++r) {
     std::size_t const end = r + 1 < P ? offsets[r + 1] : all.size();
@@ -134,10 +138,11 @@ void print_breakdown(Communicator const& world, KernelProfiler const& prof, int 
       double const ms = std::stod(line.substr(tab + 1));
       std::string const name = line.substr(0, tab);
       bool const wait = name.compare(0, wait_tag.size(), wait_tag) == 0;
-      auto& v = (wait ? waits : table)[wait ? name.substr(wait_tag.size()) : name];
+      bool const call = name.compare(0, calls_tag.size(), calls_tag) == 0;
+      auto& v = wait ? waits[name.substr(wait_tag.size())] : call ? calls[name.substr(calls_tag.size())] : table[name];
       v.resize(std::size_t(P), 0.0);
       v[std::size_t(r)] = ms;
-      if (!wait) total[std::size_t(r)] += ms;
+      if (!wait && !call) total[std::size_t(r)] += ms;
     }
   }
   std::vector<std::pair<double, std::string>> order;
@@ -160,6 +165,15 @@ void print_breakdown(Communicator const& world, KernelProfiler const& prof, int 
   }
   std::printf("| **profiled total** |");
   for (double t : total) std::printf(" %.2f |", t);
+  std::printf("\n");
+  // Every collective is a point where all ranks meet: at scale its latency,
+  // not its bytes, is what a batch pays.
+  std::printf("\nMPI calls per epoch and rank:");
+  for (auto const& [name, v] : calls) {
+    std::printf(" %s", name.c_str());
+    for (double n : v) std::printf(" %.0f", n);
+    std::printf(";");
+  }
   std::printf("\n");
 #if KOKKOS_VERSION < 30500
   std::printf("\nHost waits (fences) per epoch: not reported by Kokkos before 3.5\n");

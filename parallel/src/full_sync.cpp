@@ -47,16 +47,22 @@ class FullSync final : public Strategy<T, ExecSpace> {
   /// largest weight (one rank: `local_max`, the sums are its own).
   double sum_object(ExecSpace const& space, ComplexField const& num, RealField const& w,
                     MirroredTileList<Mem> const& batch_tiles, double local_max) override {
-    return sum_batch(space, num, w, batch_tiles, local_max, ProbeField(), RealField(), false, {});
+    return sum_batch(space, num, w, batch_tiles, local_max, ProbeField(), RealField(), false, {}, {}).value;
   }
   /// The packed tiles and the probe sums in one all-reduce call: one wait
-  /// for the device, and staged, one collective.
-  double sum_batch(ExecSpace const& space, ComplexField const& num, RealField const& w,
-                   MirroredTileList<Mem> const& batch_tiles, double local_max, ProbeField const& probe_num,
-                   RealField const& probe_w, bool probe, SharedProducts<T, Mem> const& shared) override {
+  /// for the device, and staged, one collective. The largest weight the
+  /// unpack finds is the same on every rank (their sums are): global, as
+  /// no weights lie outside the sums (isolated positions, which full-sync's
+  /// ranks never take apart: footprint_private, held_boxes).
+  BatchMaximum sum_batch(ExecSpace const& space, ComplexField const& num, RealField const& w,
+                         MirroredTileList<Mem> const& batch_tiles, double local_max, ProbeField const& probe_num,
+                         RealField const& probe_w, bool probe, SharedProducts<T, Mem> const& shared,
+                         FoldedMaximum<T, Mem> const& fold) override {
     PTYKO_ASSERT(shared.plan == nullptr, "full-sync holds every pixel on every rank: nothing is shared");
+    PTYKO_ASSERT(m_comm.size() == 1 || (fold.outside == 0 && !fold.outside_in_space),
+                 "full-sync's ranks take no isolated positions apart");
     auto const& tiles = batch_tiles.list;
-    if (m_comm.size() == 1) return local_max;
+    if (m_comm.size() == 1) return {local_max, false};
     std::size_t const n = 3 * tiles.extent(0) * std::size_t(tile_edge) * tile_edge;
     if (m_packed.extent(0) < n)  // grows to the largest batch, then stays
       m_packed = RealView1<T, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::FullSync::packed"), n);
@@ -69,7 +75,8 @@ class FullSync final : public Strategy<T, ExecSpace> {
       sums.add(probe_w);
     }
     sums.run(space, m_comm, ReduceOp::sum, m_staging);
-    return n > 0 ? unpack_tiles(space, tiles, packed, num, w) : -1;
+    if (n == 0) return {-1, false};
+    return {unpack_tiles(space, tiles, packed, num, w), true};
   }
   void sum_probe(ExecSpace const& space, ProbeField const& num, RealField const& w) override {
     allreduce_views(space, m_comm, num, w, ReduceOp::sum, m_staging);  // one call: UpdateSums keeps them adjacent

@@ -472,19 +472,31 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   /// here: the weights stay this rank's own, `local_max`.
   double sum_object(ExecSpace const& space, ComplexField const& num, RealField const& w,
                     MirroredTileList<Mem> const& tiles, double local_max) override {
-    return sum_batch(space, num, w, tiles, local_max, ProbeField(), RealField(), false, {});
+    return sum_batch(space, num, w, tiles, local_max, ProbeField(), RealField(), false, {}, {}).value;
   }
   /// The overlap exchange, the isolated positions' products and the probe
   /// sums' all-reduce behind one wait for the device (exchange_sums), one
-  /// after the other in MPI.
-  double sum_batch(ExecSpace const& space, ComplexField const& num, RealField const& w,
-                   MirroredTileList<Mem> const& tiles, double local_max, ProbeField const& probe_num,
-                   RealField const& probe_w, bool probe, SharedProducts<T, Mem> const& shared) override {
+  /// after the other in MPI; with `fold`, the batch's largest weight over
+  /// all ranks in the probe sums' all-reduce (finish_probe_sums).
+  BatchMaximum sum_batch(ExecSpace const& space, ComplexField const& num, RealField const& w,
+                         MirroredTileList<Mem> const& tiles, double local_max, ProbeField const& probe_num,
+                         RealField const& probe_w, bool probe, SharedProducts<T, Mem> const& shared,
+                         FoldedMaximum<T, Mem> const& fold) override {
     PTYKO_ASSERT(shared.plan == nullptr || (m_sync_every == 1 && m_on_tile_grid),
                  "products move in the exact mode on the tile grid only (held_boxes)");
-    if (m_sync_every > 1 || m_links.empty()) {
-      if (probe) sum_probe(space, probe_num, probe_w);
-      return local_max;
+    bool const folding = probe && m_comm.size() > 1 && fold.slots.extent(0) == std::size_t(m_comm.size());
+    StagedAllreduce<T, Mem> probe_sums;
+    if (probe) {
+      probe_sums.add(probe_num);  // one allocation, one run (UpdateSums), the fold's slots after them
+      probe_sums.add(probe_w);
+      if (folding) probe_sums.add(fold.slots);
+    }
+    if (m_sync_every > 1 || m_links.empty()) {  // nothing to exchange: the weights are this rank's own
+      if (probe) {
+        probe_sums.stage(space, m_staging);
+        fence(space, "ptyko::neighbor::probe_sums");
+      }
+      return finish_probe_sums(space, probe_sums, local_max, folding ? &fold : nullptr);
     }
     if (m_on_tile_grid && tiles.sources) {
       plan_links_by_source(space, &tiles, 1);
@@ -495,13 +507,9 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     } else {  // tile lists may disagree: whole overlaps
       for (Link& l : m_links) l.whole_region();
     }
-    StagedAllreduce<T, Mem> probe_sums;
-    if (probe) {
-      probe_sums.add(probe_num);  // one allocation, one run (UpdateSums)
-      probe_sums.add(probe_w);
-    }
     double const unpacked = exchange_sums(space, num, w, local_max >= 0, &probe_sums, &shared);
-    return local_max >= 0 ? std::max(local_max, unpacked) : -1;
+    return finish_probe_sums(space, probe_sums, local_max >= 0 ? std::max(local_max, unpacked) : -1,
+                             folding ? &fold : nullptr);
   }
 
   void sum_probe(ExecSpace const& space, ProbeField const& num, RealField const& w) override {
@@ -701,7 +709,8 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   // link plan the same pixels for it.
   // With `largest`, the unpacks also return the largest weight they leave
   // (blocking), else 0. `also`: an all-reduce (the probe sums) staged with
-  // the exchange, behind the same wait for the device.
+  // the exchange, behind the same wait for the device; the caller runs it
+  // after the unpacks (finish_probe_sums).
   // `products`: isolated positions' products to move with the sums
   // (SharedProducts; sent after the sums on each link, received into their
   // foreign slots after the unpacks).
@@ -768,14 +777,11 @@ class Neighbor final : public Strategy<T, ExecSpace> {
         Complex<T> const* send = direct ? l.products_send.data() : l.products_send_host.data();
         requests.push_back(m_comm.isend(send, 2 * m.values, datatype_of<T>(), l.rank, products_tag));
       }
-    // The all-reduce after the unpacks, as a separate sum_probe would run
-    // it: with it in flight beside the messages, OpenMPI on one node was
+    // The caller's all-reduce comes after the unpacks, as a separate
+    // sum_probe would run it: with it in flight beside the messages, OpenMPI on one node was
     // slower (item 48), and before the unpacks a rank would wait there
     // instead of unpacking while its neighbour catches up.
-    if (requests.empty()) {
-      if (with_also) also->finish(space, m_comm, ReduceOp::sum);
-      return unpacked;
-    }
+    if (requests.empty()) return unpacked;
     m_comm.wait_all(requests);
     for (Link& l : m_links) {
       std::size_t const n = values * l.in.count();
@@ -798,8 +804,22 @@ class Neighbor final : public Strategy<T, ExecSpace> {
         copy_product_parts<false>(space, "ptyko::neighbor::unpack_products", plan->parts, m.first, m.count,
                                   products->foreign, l.products_recv);
       }
-    if (with_also) also->finish(space, m_comm, ReduceOp::sum);
     return unpacked;
+  }
+
+  /// The probe sums' all-reduce, staged by exchange_sums (or the caller)
+  /// behind its wait for the device; with `fold`, the batch's largest weight
+  /// over all ranks travels in its slots: this rank's is `largest` (after
+  /// the sums), or what fold->after_sums finds when that is unknown, or
+  /// fold->outside where that is larger. Without `fold`, returns `largest`.
+  BatchMaximum finish_probe_sums(ExecSpace const& space, StagedAllreduce<T, Mem>& probe_sums, double largest,
+                                 FoldedMaximum<T, Mem> const* fold) {
+    if (fold == nullptr) {
+      probe_sums.finish(space, m_comm, ReduceOp::sum);
+      return {largest, false};
+    }
+    double const mine = std::max(largest >= 0 ? largest : fold->after_sums(), fold->outside);
+    return {allreduce_maximum_in_slots(space, probe_sums, m_comm, mine, m_fold), true};
   }
 
   // Overlaps become the weighted average of the ranks' values: O <- sum_r
@@ -919,6 +939,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   typename RegionParts<Mem>::HostMirror m_parts_host;
   int m_batches_since_sync = 0;
   HostStaging m_staging;
+  std::vector<T> m_fold;  ///< the fold's slots on the host (finish_probe_sums)
 };
 
 template <class T, class ExecSpace>

@@ -556,6 +556,74 @@ TEST(Neighbor, TiledSumReturnsTheLargestWeightGivenTheLocalOne) {
   EXPECT_EQ(approximate->sum_object(space, anum, aw, atiles, 0.25), 0.25);
 }
 
+// A batch's sums with the largest weight folded into the probe sums'
+// all-reduce (FoldedMaximum): every rank gets the largest summed weight
+// over all ranks' tiles, or a rank's weight outside the sums where that is
+// larger, and the probe sums come out summed as without the fold, bit for
+// bit (integers). This rank's largest weight is given (host spaces) or
+// asked for after the sums (after_sums, devices). Full-sync needs no fold:
+// its unpack finds the same global value. Without probe sums nothing is
+// folded and the value is this rank's.
+TEST(Strategies, BatchSumFoldsTheLargestWeightIntoTheProbeSums) {
+  Exec space;
+  using Mem = Exec::memory_space;
+  auto comm = Communicator::world();
+  int const P = comm.size(), r = comm.rank();
+  ScanLayout const layout = read_scan_layout(DatasetEnvironment::path, {});
+  int const M = 2, D = 4;
+  std::size_t const n = (2 * M + 1) * D * D;
+  for (std::string const spec : {"neighbor", "neighbor:2", "full-sync"}) {
+    for (int variant = 0; variant < 4; ++variant) {
+      bool const given = variant % 2 == 0, outside_wins = variant >= 2;
+      SCOPED_TRACE(spec + (given ? ", maximum given" : ", maximum after the sums") +
+                   (outside_wins ? ", outside larger" : ""));
+      StrategyOptions so;
+      so.sync_every = spec == "neighbor:2" ? 2 : 1;
+      bool const full = spec == "full-sync";
+      auto strategy = make_strategy<float, Exec>(full ? "full-sync" : "neighbor", comm, layout, so);
+      auto [tiles, num, w] = batch_sums(space, layout, strategy->decomposition(), 7);
+      double const local = max_over_tiles(space, tiles.list, w);
+      // The probe sums and P slots in one allocation, as UpdateSums keeps them.
+      RealView1<float, Mem> probe_sums("probe_sums", n + P);
+      Kokkos::deep_copy(probe_sums, float(r + 1));
+      ComplexView3<float, Mem> probe_num(reinterpret_cast<Complex<float>*>(probe_sums.data()), M, D, D);
+      RealView2<float, Mem> probe_w(probe_sums.data() + 2 * M * D * D, D, D);
+      FoldedMaximum<float, Mem> fold;
+      fold.slots = Kokkos::subview(probe_sums, std::make_pair(n, n + P));
+      // Full-sync's ranks have no weights outside the sums (isolated positions).
+      fold.outside = full ? 0.0 : outside_wins ? 1000.0 + r : 0.25 * r;
+      int asked = 0;
+      fold.after_sums = [&] {
+        ++asked;
+        return max_over_tiles(space, tiles.list, w);
+      };
+      auto const out = strategy->sum_batch(space, num, w, tiles, given ? local : -1.0, probe_num, probe_w, true,
+                                           {}, fold);
+      double expected = std::max(max_over_tiles(space, tiles.list, w), fold.outside);
+      comm.allreduce(&expected, 1, Datatype::float64, ReduceOp::max);
+      if (P > 1) {
+        EXPECT_TRUE(out.global);
+        EXPECT_EQ(out.value, expected);
+        if (outside_wins && !full) EXPECT_EQ(out.value, 1000.0 + P - 1);
+        EXPECT_EQ(asked, full || given ? 0 : 1) << "the maximum after the sums is asked for when it is not given";
+      } else {
+        EXPECT_FALSE(out.global);
+      }
+      auto const host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), probe_sums);
+      int wrong = 0;
+      for (std::size_t i = 0; i < n; ++i) wrong += host(i) != float(P * (P + 1) / 2);
+      EXPECT_EQ(wrong, 0) << "probe sums not summed over the ranks";
+
+      RealView1<float, Mem> plain("plain_probe_sums", n + P);
+      Kokkos::deep_copy(plain, 1.0f);
+      ComplexView3<float, Mem> plain_num(reinterpret_cast<Complex<float>*>(plain.data()), M, D, D);
+      RealView2<float, Mem> plain_w(plain.data() + 2 * M * D * D, D, D);
+      auto const no_probe = strategy->sum_batch(space, num, w, tiles, local, plain_num, plain_w, false, {}, fold);
+      if (!full) EXPECT_FALSE(no_probe.global) << "nothing to fold into without probe sums";
+    }
+  }
+}
+
 // Approximate consensus (sync-every 2) after two batches (every 7th frame
 // from 0 and from 3): the object is f(y, x) on every rank, plus i (r + 1)
 // on the tiles the batches touched, where rank r's illumination is r + 1

@@ -18,6 +18,7 @@
 
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,28 @@ struct SharedProducts {
   SharedIsolated<Mem> const* plan = nullptr;  ///< none: nothing to move
   ComplexView3<T, Mem> own;                   ///< this rank's products, at their batch slots
   ComplexView3<T, Mem> foreign;               ///< the others' parts, at their foreign index
+};
+
+/// The batch's largest object weight over all ranks, found inside
+/// sum_batch when the strategy can fold it into the probe sums' all-reduce
+/// it makes anyway (one collective per batch less): each rank writes its
+/// own largest weight into its slot and zeroes the others, so the sum
+/// leaves every rank's value, exactly, in every rank's slots.
+template <class T, class Mem>
+struct FoldedMaximum {
+  RealView1<T, Mem> slots;  ///< ranks() reals right after the probe weight, in its allocation; none: no fold
+  double outside = 0;       ///< this rank's largest weight outside `weight` (isolated positions), on the host
+  bool outside_in_space = false;  ///< more of it lies in the space's memory (devices): after_sums reads it
+  /// This rank's largest summed weight over the tiles, the outside part in
+  /// the space's memory included, for when sum_batch's `local_max` is
+  /// unknown (devices): called after the sums (blocking).
+  std::function<double()> after_sums;
+};
+
+/// What sum_batch knows of the largest summed object weight over the tiles.
+struct BatchMaximum {
+  double value = -1;    ///< negative: unknown
+  bool global = false;  ///< `value` is the largest over all ranks, FoldedMaximum::outside included: no max() after
 };
 
 template <class T, class ExecSpace>
@@ -71,16 +94,19 @@ class Sync {
   /// sum_probe of `probe_numerator` and `probe_weight`, and the moves of
   /// `shared` (only strategies with held_boxes plan any). Strategies may
   /// let all reach MPI behind one wait for the device (on a GPU each wait
-  /// drains its queue). Returns what the tiled sum_object returns.
+  /// drains its queue). Returns what the tiled sum_object returns, global
+  /// where the strategy knows the largest weight over all ranks: its sums
+  /// leave it on every rank, or it folded `fold` into the probe sums.
   /// Collective.
-  virtual double sum_batch(ExecSpace const& space, ComplexField const& numerator, RealField const& weight,
-                           MirroredTileList<memory_space> const& tiles, double local_max,
-                           ProbeField const& probe_numerator, RealField const& probe_weight, bool probe,
-                           SharedProducts<T, memory_space> const& shared) {
+  virtual BatchMaximum sum_batch(ExecSpace const& space, ComplexField const& numerator, RealField const& weight,
+                                 MirroredTileList<memory_space> const& tiles, double local_max,
+                                 ProbeField const& probe_numerator, RealField const& probe_weight, bool probe,
+                                 SharedProducts<T, memory_space> const& shared,
+                                 FoldedMaximum<T, memory_space> const& /*fold*/) {
     PTYKO_ASSERT(shared.plan == nullptr, "this strategy moves no isolated positions' products");
     double const largest = sum_object(space, numerator, weight, tiles, local_max);
     if (probe) sum_probe(space, probe_numerator, probe_weight);
-    return largest;
+    return {largest, false};
   }
   /// Sums / maximises host scalars over ranks, in place. Collective.
   virtual void sum(double* values, int count) = 0;

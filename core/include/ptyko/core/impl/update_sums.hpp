@@ -304,9 +304,29 @@ class UpdateSums {
     // tiles are zero elsewhere).
     PTYKO_ASSERT(!m_batch_w_max_set || sync.ranks() == 1, "isolated updates in the pipeline are for one rank");
     double known = -1;
+    bool global = false;
     if (m_tiled) {
-      known = sync.sum_batch(space, obj_num, obj_w, m_written, m_w_max_known ? m_w_max : -1.0, probe_num, probe_w,
-                             probe, SharedProducts<T, Mem>{m_shared, m_products, m_foreign});
+      // On several ranks the probe sums' all-reduce may carry the batch's
+      // largest weight too (FoldedMaximum): the strategy then asks for this
+      // rank's after the sums, when it does not know it itself (devices).
+      FoldedMaximum<T, Mem> fold;
+      if (sync.ranks() > 1 && probe) {
+        fold.slots = fold_slots(space, sync.ranks());
+        fold.outside = isolated_max.value;
+        fold.outside_in_space = !isolated_max.on_host();
+        fold.after_sums = [&] {
+          max_over_tiles(space, m_written.list, obj_w, maximum_slot(object_slot));
+          Kokkos::deep_copy(space, m_maxima_host, m_maxima);  // device -> host: the maxima
+          fence(space, "ptyko::UpdateSums::maxima");
+          double largest = std::max(0.0, double(m_maxima_host(object_slot)));  // below 0: no value, 0
+          if (!isolated_max.on_host()) largest = std::max(largest, double(m_maxima_host(isolated_slot)));
+          return largest;
+        };
+      }
+      auto const sums = sync.sum_batch(space, obj_num, obj_w, m_written, m_w_max_known ? m_w_max : -1.0, probe_num,
+                                       probe_w, probe, SharedProducts<T, Mem>{m_shared, m_products, m_foreign}, fold);
+      known = sums.value;
+      global = sums.global && sync.ranks() > 1;
     } else {
       PTYKO_ASSERT(m_shared == nullptr, "isolated positions' products move with tiled sums only");
       sync.sum_object(space, obj_num, obj_w);
@@ -330,10 +350,15 @@ class UpdateSums {
       if (!isolated_max.on_host()) object = object.with(isolated_max.slot);
       return {object, probe_max};
     }
-    // Several ranks: the object's back to the host, where no strategy told
-    // it, with the isolated positions' where it is in its slot (devices),
-    // and maximised over ranks (the probe's reduction queued after the
-    // copy, which then does not wait for it).
+    // Several ranks: the strategy's sums told the largest over all ranks,
+    // or the object's goes back to the host, where no strategy told it,
+    // with the isolated positions' where it is in its slot (devices), and
+    // is maximised over ranks (the probe's reduction queued after the copy,
+    // which then does not wait for it).
+    if (global) {
+      if (probe) max_value(space, probe_w, maximum_slot(probe_slot));
+      return {ScalarArg<T, Mem>(known), probe_max};
+    }
     double object = known;
     if (obj_unknown || !isolated_max.on_host()) {
       Kokkos::deep_copy(space, m_maxima_host, m_maxima);  // device -> host: the maxima
@@ -352,6 +377,23 @@ class UpdateSums {
   // positions' and, on devices, the other positions' (begin_isolated_updates).
   static constexpr int object_slot = 0, probe_slot = 1, isolated_slot = 2, summed_slot = 3;
   Kokkos::View<T, Mem> maximum_slot(int k) const { return Kokkos::View<T, Mem>(m_maxima.data() + k); }
+
+  /// FoldedMaximum's slots for `ranks` ranks, right after probe_w in the
+  /// probe sums' allocation, which grows once (the first batch summed over
+  /// several ranks) and keeps the sums it holds.
+  RealView1<T, Mem> fold_slots(ExecSpace const& space, int ranks) {
+    std::size_t const n = 2 * probe_num.span() + probe_w.span();
+    if (m_probe_sums.extent(0) < n + std::size_t(ranks)) {
+      RealView1<T, Mem> grown(Kokkos::view_alloc(space, "ptyko::UpdateSums::probe_sums"), n + std::size_t(ranks));
+      auto const sums = std::make_pair(std::size_t(0), n);
+      Kokkos::deep_copy(space, Kokkos::subview(grown, sums), Kokkos::subview(m_probe_sums, sums));  // device -> device: once per run
+      int const M = int(probe_num.extent(0)), D = int(probe_w.extent(0));
+      m_probe_sums = grown;
+      probe_num = ComplexView3<T, Mem>(reinterpret_cast<Complex<T>*>(m_probe_sums.data()), M, D, D);
+      probe_w = RealView2<T, Mem>(m_probe_sums.data() + 2 * std::size_t(M) * D * D, D, D);
+    }
+    return Kokkos::subview(m_probe_sums, std::make_pair(n, n + std::size_t(ranks)));
+  }
 
   void zero_probe(ExecSpace const& space) {
     if (!m_probe_num_zero) Kokkos::deep_copy(space, probe_num, Complex<T>(0));

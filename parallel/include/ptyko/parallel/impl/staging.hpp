@@ -11,6 +11,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <type_traits>
 #include <vector>
 
@@ -128,7 +129,45 @@ class StagedAllreduce {
     }
   }
 
+  /// Between the caller's fence after stage() and finish(): writes the n
+  /// `values` over the last n reals of the runs where MPI reads them (the
+  /// host staging buffer, else the runs themselves; on a device MPI reads,
+  /// a blocking copy).
+  template <class ExecSpace>
+  void write_last(ExecSpace const& space, R const* values, std::size_t n) {
+    R* const last = last_reals(n);
+    if constexpr (direct && !Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible) {
+      Kokkos::deep_copy(space, DeviceRun(last, n), HostRun(const_cast<R*>(values), n));  // host -> device: the slots
+      fence(space, "ptyko::parallel::StagedAllreduce::write_last");
+    } else {
+      std::copy(values, values + n, last);
+    }
+  }
+  /// After finish(): the last n reduced reals (on a device MPI reads, a
+  /// blocking copy).
+  template <class ExecSpace>
+  void read_last(ExecSpace const& space, R* values, std::size_t n) const {
+    R const* const last = last_reals(n);
+    if constexpr (direct && !Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible) {
+      Kokkos::deep_copy(space, HostRun(values, n), DeviceRun(const_cast<R*>(last), n));  // device -> host: the slots
+      fence(space, "ptyko::parallel::StagedAllreduce::read_last");
+    } else {
+      std::copy(last, last + n, values);
+    }
+  }
+
  private:
+  /// Where MPI reads the last n reals of the runs.
+  R* last_reals(std::size_t n) const {
+    PTYKO_ASSERT(m_count > 0 && m_runs[m_count - 1].n >= n, "StagedAllreduce: fewer reals than asked for");
+    if constexpr (direct) {
+      return m_runs[m_count - 1].data + m_runs[m_count - 1].n - n;
+    } else {
+      std::size_t total = 0;
+      for (int k = 0; k < m_count; ++k) total += m_runs[k].n;
+      return m_host + total - n;
+    }
+  }
   struct Run {
     R* data = nullptr;
     std::size_t n = 0;
@@ -141,6 +180,24 @@ class StagedAllreduce {
   int m_count = 0;
   R* m_host = nullptr;
 };
+
+/// The largest of every rank's `mine`, through the last comm.size() reals
+/// of `sums` (staged, and fenced by the caller): each rank writes its value
+/// into its own slot and zeroes the others, the sum then leaves every
+/// rank's value, exactly, in every slot, and the same collective reduces
+/// the rest of `sums`. `mine` must be a value of R (>= 0). `slots`: host
+/// scratch, kept by the caller. Blocking (collective).
+template <class ExecSpace, class R, class Mem>
+double allreduce_maximum_in_slots(ExecSpace const& space, StagedAllreduce<R, Mem>& sums, Communicator const& comm,
+                                  double mine, std::vector<R>& slots) {
+  std::size_t const P = std::size_t(comm.size());
+  slots.assign(P, R(0));
+  slots[std::size_t(comm.rank())] = R(mine);
+  sums.write_last(space, slots.data(), P);
+  sums.finish(space, comm, ReduceOp::sum);
+  sums.read_last(space, slots.data(), P);
+  return double(*std::max_element(slots.begin(), slots.end()));
+}
 
 /// In-place all-reduce of the contiguous Views `a` and, when given, `b` (of
 /// one real type) on `comm`, with one wait for the device: MPI must see the
