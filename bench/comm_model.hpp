@@ -35,7 +35,8 @@
 //                                                 their all-reduce (FoldedMaximum; the probe's is
 //                                                 the same on every rank, and full-sync's unpack
 //                                                 finds the object's)
-//                  r * 32 (LSQML)                 two sums of two doubles (step sizes)
+//                  r * 48 b (LSQML)               the step sizes' six sums of each of the batch's
+//                                                 b positions (doubles), each rank's in its rows
 // Estimate of A_b where the batches are not known: each footprint (edge
 // D + 3) touches (1 + (D + 2) / 16)^2 tiles on average, batches are sparse
 // (footprints of a batch rarely share tiles), at most the whole object in
@@ -195,7 +196,7 @@ inline ModelResult model(ModelInput const& in, std::string const& strategy, doub
                           union_overlap_area(in, overlap_area, left);
       object = 2 * 3 * s * reconciled_area;
     }
-    other += nb * (probe + (full ? 0 : r * s * P) + (in.solver == "lsqml" ? r * 32 : 0));
+    other += nb * (probe + (full ? 0 : r * s * P)) + (in.solver == "lsqml" ? r * 48 * in.frames : 0);
   }
   out.object_bytes = P > 1 ? object : 0;
   out.bytes_per_epoch = P > 1 ? object + other : 0;

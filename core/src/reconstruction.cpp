@@ -162,14 +162,16 @@ void Reconstruction<T, ExecSpace>::plan_batches() {
     if (!share)
       for (std::size_t k = 0; k < g.size(); ++k)
         isolated[k] = isolated[k] && m_sync.footprint_private(footprint_box(m_positions[g[k]], D));
-    std::vector<int> mine, mine_isolated;
+    std::vector<int> mine, mine_isolated, rows, rows_isolated;
     std::vector<std::array<double, 2>> summed_centres;
     summed_ranks.clear();
     for (std::size_t k = 0; k < g.size(); ++k) {
       if (!isolated[k]) summed_centres.push_back(centres[k]);
       if (!isolated[k] && sourced) summed_ranks.push_back(m_frame_rank[std::size_t(g[k])]);
       auto it = local_of.find(std::size_t(g[k]));
-      if (it != local_of.end()) (isolated[k] ? mine_isolated : mine).push_back(it->second);
+      if (it == local_of.end()) continue;
+      (isolated[k] ? mine_isolated : mine).push_back(it->second);
+      (isolated[k] ? rows_isolated : rows).push_back(int(k));
     }
     // Again (positions refined): the same frames, so the index View is
     // rewritten in place, and the tile list is made anew only where the
@@ -187,6 +189,8 @@ void Reconstruction<T, ExecSpace>::plan_batches() {
           g, isolated, slots, m_positions, m_frame_rank, boxes, m_sync.rank(), D);
     }
     mine.insert(mine.end(), mine_isolated.begin(), mine_isolated.end());
+    rows.insert(rows.end(), rows_isolated.begin(), rows_isolated.end());
+    b.global_rows = std::move(rows);
     if (!again)
       b.local = IndexView<typename ExecSpace::memory_space>(
           Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::Reconstruction::batch"), mine.size());

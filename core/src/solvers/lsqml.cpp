@@ -275,7 +275,7 @@ KOKKOS_INLINE_FUNCTION void position_steps(double const* s, double reg1, double 
 
 /// The batch's mean step sizes (beta_O, beta_P) into steps(0), steps(1)
 /// from the sums of its B positions, all on this rank (n = B): one work
-/// item, in the order host_step_means sums them. Non-blocking.
+/// item, in the batch's order. Non-blocking.
 template <class ExecSpace>
 void batch_step_means(ExecSpace const& space, int B, double n, bool with_probe,
                       Kokkos::View<double* [6], Kokkos::LayoutRight, typename ExecSpace::memory_space> const& sums,
@@ -402,7 +402,7 @@ class LSQML final : public Solver<T, ExecSpace> {
         beta_o = ScalarArg<double, Mem>(Kokkos::View<double, Mem>(m_steps.data()));
         beta_p = ScalarArg<double, Mem>(Kokkos::View<double, Mem>(m_steps.data() + 1));
       } else {
-        auto const means = host_step_means(space, B, n, update_probe, sync);
+        auto const means = host_step_means(space, *batch, update_probe, sync);
         beta_o = means[0];
         beta_p = means[1];
       }
@@ -421,30 +421,37 @@ class LSQML final : public Solver<T, ExecSpace> {
  private:
   using StepView = Kokkos::View<double* [6], Kokkos::LayoutRight, Mem>;
 
-  /// The batch's mean step sizes on the host from this rank's B positions'
-  /// sums (m_step), summed over ranks: `n` positions in all (blocking,
-  /// collective).
-  std::array<double, 2> host_step_means(ExecSpace const& space, int B, double n, bool update_probe,
+  /// The batch's mean step sizes on the host, over all ranks' positions in
+  /// one collective: each rank puts its positions' sums (m_step) in their
+  /// rows of the global batch (LocalBatch::global_rows) and zeroes the
+  /// others, so the sum over ranks brings every row exactly, and every rank
+  /// then makes the regularisation and the steps from all rows in the
+  /// global batch's order, whatever the rank count (blocking, collective).
+  std::array<double, 2> host_step_means(ExecSpace const& space, typename Base::Batch const& batch, bool update_probe,
                                         typename Base::SyncT& sync) {
-    double acc[2] = {0, 0};  // sum A1, sum A4
+    int const B = int(batch.local.extent(0)), G = batch.global_size;
+    PTYKO_ASSERT(int(batch.global_rows.size()) == B, "a batch's positions need their global rows");
+    m_rows.assign(std::size_t(G) * 6, 0.0);  // the room of the largest batch, kept
     if (B > 0) {
       Kokkos::deep_copy(space, m_step_host, m_step);  // device -> host: B x 6 step sums
       fence(space, "ptyko::LSQML::step_sums");
-      for (int b = 0; b < B; ++b) {
-        acc[0] += m_step_host(b, 0);
-        acc[1] += m_step_host(b, 1);
-      }
+      for (int b = 0; b < B; ++b)
+        for (int k = 0; k < 6; ++k) m_rows[std::size_t(batch.global_rows[std::size_t(b)]) * 6 + k] = m_step_host(b, k);
     }
-    sync.sum(acc, 2);
-    double const reg1 = 0.5 * acc[0] / n, reg4 = 0.5 * acc[1] / n;
+    sync.sum(m_rows.data(), 6 * G);
+    double a1 = 0, a4 = 0;
+    for (int g = 0; g < G; ++g) {
+      a1 += m_rows[std::size_t(g) * 6];
+      a4 += m_rows[std::size_t(g) * 6 + 1];
+    }
+    double const n = std::max(1, G), reg1 = 0.5 * a1 / n, reg4 = 0.5 * a4 / n;
     double steps[2] = {0, 0};  // sum max(0, x1), sum max(0, x2)
-    for (int b = 0; b < B; ++b) {
+    for (int g = 0; g < G; ++g) {
       double x1, x2;
-      position_steps(&m_step_host(b, 0), reg1, reg4, update_probe, x1, x2);
+      position_steps(&m_rows[std::size_t(g) * 6], reg1, reg4, update_probe, x1, x2);
       steps[0] += x1;
       steps[1] += x2;
     }
-    sync.sum(steps, 2);
     return {steps[0] / n, steps[1] / n};
   }
   SolverOptions m_options;
@@ -454,6 +461,7 @@ class LSQML final : public Solver<T, ExecSpace> {
   ComplexView3<T, Mem> m_foreign_dir;   ///< the same for other ranks' isolated positions (UpdateSums::foreign_isolated)
   StepView m_step;
   typename StepView::HostMirror m_step_host;
+  std::vector<double> m_rows;  ///< the global batch's step sums (host_step_means)
   Kokkos::View<double*, Kokkos::LayoutRight, Mem> m_steps;  ///< (beta_O, beta_P) of batch_step_means
   UpdateSums<T, ExecSpace> m_sums, m_all;
   CostSlots<ExecSpace> m_costs;  ///< the epoch's Fourier-step costs, read once at its end

@@ -93,6 +93,10 @@ template <class ExecSpace>
 struct LocalBatch {
   IndexView<typename ExecSpace::memory_space> local;  ///< this rank's frames in it
   int global_size = 0;                                ///< positions over all ranks
+  /// Each of `local`'s positions' place among the batch's global_size (the
+  /// same on every rank): per-position values summed over ranks in these
+  /// rows arrive in one order whatever the rank count.
+  std::vector<int> global_rows;
   /// Tiles of this rank's object touched by the footprints of all positions
   /// of the batch (every rank's): the only pixels its object sums reach.
   /// With their host copy, for the strategies' message plans.
