@@ -881,13 +881,10 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   // record no illumination. Host code.
   Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace> footprint_counts() const {
     Box const tile = m_partition.tiles[m_comm.rank()];
-    Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace> cover("ptyko::neighbor::cover", tile.height, tile.width);
-    for (auto const& c : m_corners)
-      for (int i = 0; i <= m_D; ++i)
-        for (int j = 0; j <= m_D; ++j) {
-          int const y = c[0] + i, x = c[1] + j;
-          if (y >= 0 && x >= 0 && y < tile.height && x < tile.width) cover(y, x) += 1;
-        }
+    auto const counts = parallel::footprint_counts(m_corners, m_D, tile.height, tile.width);
+    Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace> cover(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::cover"), tile.height, tile.width);
+    for (std::size_t k = 0; k < counts.size(); ++k) cover.data()[k] = T(counts[k]);
     return cover;
   }
 

@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <set>
+#include <vector>
 
 namespace {
 
@@ -178,6 +180,43 @@ TEST(Partition, IntersectBoxes) {
   EXPECT_EQ(intersect(a, b), (Box{5, 8, 5, 2}));
   EXPECT_TRUE(intersect(a, c).empty());
   EXPECT_EQ(intersect(a, b).area(), 10u);
+}
+
+// Footprint counts against a walk over every footprint pixel: footprints
+// inside the box, across each of its edges and corners, wholly outside,
+// several on one place; D odd and even, a box narrower than a footprint.
+TEST(Partition, FootprintCountsEqualAWalkOverEveryFootprintPixel) {
+  for (auto const& [D, H, W] : std::vector<std::array<int, 3>>{{6, 40, 31}, {7, 23, 40}, {9, 5, 12}}) {
+    std::vector<std::array<int, 2>> corners;
+    unsigned state = 12345;
+    auto const next = [&](int lo, int hi) {  // a fixed pseudo-random integer in [lo, hi]
+      state = state * 1103515245u + 12345u;
+      return lo + int((state >> 8) % unsigned(hi - lo + 1));
+    };
+    for (int k = 0; k < 60; ++k) corners.push_back({next(-D - 4, H + 2), next(-D - 4, W + 2)});
+    corners.push_back({0, 0});
+    corners.push_back({0, 0});
+    corners.push_back({H - 1, W - 1});
+    corners.push_back({-D, -D});    // its last row and column only
+    corners.push_back({H, W});      // outside
+    corners.push_back({-D - 1, 0});  // outside, just
+    std::vector<int> walked(std::size_t(H) * W, 0);
+    for (auto const& c : corners)
+      for (int i = 0; i <= D; ++i)
+        for (int j = 0; j <= D; ++j) {
+          int const y = c[0] + i, x = c[1] + j;
+          if (y >= 0 && x >= 0 && y < H && x < W) ++walked[std::size_t(y) * W + x];
+        }
+    auto const counts = footprint_counts(corners, D, H, W);
+    ASSERT_EQ(counts.size(), walked.size());
+    int wrong = 0, covered = 0;
+    for (std::size_t k = 0; k < walked.size(); ++k) {
+      wrong += counts[k] != walked[k];
+      covered += walked[k] > 0;
+    }
+    EXPECT_EQ(wrong, 0) << "D " << D << ", " << H << " x " << W;
+    EXPECT_GT(covered, H * W / 2);
+  }
 }
 
 }  // namespace

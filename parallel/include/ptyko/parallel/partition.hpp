@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace ptyko::parallel {
@@ -56,5 +57,13 @@ struct Partition {
 /// which the tiles hold beyond the footprints, within the object.
 Partition partition_scan(std::vector<std::array<double, 2>> const& positions, int D, int height, int width,
                          int ranks, std::vector<std::array<double, 2>> const& held = {}, int margin = 0);
+
+/// How many footprints cover each pixel of a height x width box, row-major:
+/// the footprint with top-left corner {y, x} (box pixels; may lie partly or
+/// wholly outside) is the (D + 1)^2 pixels [y, y + D] x [x, x + D] that
+/// bilinear interpolation reads. O(footprints + height width): the corners
+/// go into a difference array whose running sums are the counts.
+std::vector<std::int32_t> footprint_counts(std::vector<std::array<int, 2>> const& corners, int D, int height,
+                                           int width);
 
 }  // namespace ptyko::parallel
