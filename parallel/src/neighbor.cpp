@@ -571,35 +571,51 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     // in the exact mode, instead of being lost. (In the exact mode every
     // weighting gives the common value to double rounding, far below the
     // float it is stored in.)
+    // Rank 0 adds its own tile in place; the others send theirs. The sums go
+    // straight into the result, beside one weight per pixel (object-sized
+    // buffers are most of a gather's time: their first touch).
     Box const tile = m_partition.tiles[m_comm.rank()];
     auto h_obj = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), object);  // device -> host: tile
     auto const h_cover = footprint_counts();
     constexpr double floor = 1e-6;  // counts are whole numbers
-    std::vector<char> bytes(tile.area() * 3 * sizeof(double));
+    auto const weight_at = [&](std::size_t k) { return double(h_cover.data()[k]) + floor; };
+    bool const root = m_comm.rank() == 0;
+    std::vector<char> bytes(root ? 0 : tile.area() * 3 * sizeof(double));
     auto* v = reinterpret_cast<double*>(bytes.data());
-    for (std::size_t k = 0; k < tile.area(); ++k) {
-      double const c = double(h_cover.data()[k]) + floor;
+    for (std::size_t k = 0; !root && k < tile.area(); ++k) {
+      double const c = weight_at(k);
       v[3 * k] = c * double(h_obj.data()[k].real());
       v[3 * k + 1] = c * double(h_obj.data()[k].imag());
       v[3 * k + 2] = c;
     }
     std::vector<std::size_t> offsets;
-    auto all = m_comm.gather_bytes(bytes, offsets, 0);
-    if (m_comm.rank() != 0) return HostComplex2();
-    Kokkos::View<double***, Kokkos::LayoutRight, Kokkos::HostSpace> acc("ptyko::neighbor::stitch", m_global_height,
-                                                                         m_global_width, 3);
+    auto const all = m_comm.gather_bytes(bytes, offsets, 0);
+    if (!root) return HostComplex2();
+    HostComplex2 out("ptyko::neighbor::object", m_global_height, m_global_width);  // weighted sums, then the object
+    std::vector<double> weight(std::size_t(m_global_height) * std::size_t(m_global_width), 0.0);
     for (int r = 0; r < m_comm.size(); ++r) {
       Box const t = m_partition.tiles[r];
       auto const* src = reinterpret_cast<double const*>(all.data() + offsets[r]);
       for (int y = 0; y < t.height; ++y)
-        for (int x = 0; x < t.width; ++x)
-          for (int c = 0; c < 3; ++c) acc(t.y + y, t.x + x, c) += src[3 * (std::size_t(y) * t.width + x) + c];
+        for (int x = 0; x < t.width; ++x) {
+          std::size_t const k = std::size_t(y) * t.width + x;
+          Complex<double>& o = out(t.y + y, t.x + x);
+          double& w = weight[std::size_t(t.y + y) * std::size_t(m_global_width) + std::size_t(t.x + x)];
+          if (r == 0) {
+            double const c = weight_at(k);
+            o += Complex<double>(c * double(h_obj.data()[k].real()), c * double(h_obj.data()[k].imag()));
+            w += c;
+          } else {
+            o += Complex<double>(src[3 * k], src[3 * k + 1]);
+            w += src[3 * k + 2];
+          }
+        }
     }
-    HostComplex2 out("ptyko::neighbor::object", m_global_height, m_global_width);
     for (int y = 0; y < m_global_height; ++y)
       for (int x = 0; x < m_global_width; ++x) {
-        double const c = acc(y, x, 2);  // > 0 on every pixel some tile holds
-        out(y, x) = c > 0 ? Complex<double>(acc(y, x, 0) / c, acc(y, x, 1) / c) : Complex<double>(1, 0);
+        double const c = weight[std::size_t(y) * std::size_t(m_global_width) + std::size_t(x)];  // > 0 where a tile is
+        Complex<double>& o = out(y, x);
+        o = c > 0 ? Complex<double>(o.real() / c, o.imag() / c) : Complex<double>(1, 0);
       }
     (void)space;
     return out;
