@@ -897,10 +897,9 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   // record no illumination. Host code.
   Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace> footprint_counts() const {
     Box const tile = m_partition.tiles[m_comm.rank()];
-    auto const counts = parallel::footprint_counts(m_corners, m_D, tile.height, tile.width);
     Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace> cover(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::cover"), tile.height, tile.width);
-    for (std::size_t k = 0; k < counts.size(); ++k) cover.data()[k] = T(counts[k]);
+    parallel::footprint_counts(m_corners, m_D, tile.height, tile.width, cover.data());
     return cover;
   }
 

@@ -73,32 +73,4 @@ Partition partition_scan(std::vector<std::array<double, 2>> const& positions, in
   return p;
 }
 
-std::vector<std::int32_t> footprint_counts(std::vector<std::array<int, 2>> const& corners, int D, int height,
-                                           int width) {
-  int const H = std::max(height, 0), W = std::max(width, 0);
-  std::vector<std::int32_t> diff(std::size_t(H + 1) * std::size_t(W + 1), 0);
-  auto const at = [&](int y, int x) -> std::int32_t& { return diff[std::size_t(y) * std::size_t(W + 1) + x]; };
-  for (auto const& c : corners) {
-    int const y0 = std::max(c[0], 0), x0 = std::max(c[1], 0);
-    int const y1 = std::min(c[0] + D + 1, H), x1 = std::min(c[1] + D + 1, W);  // exclusive
-    if (y0 >= y1 || x0 >= x1) continue;
-    at(y0, x0) += 1;
-    at(y0, x1) -= 1;
-    at(y1, x0) -= 1;
-    at(y1, x1) += 1;
-  }
-  // Running sums along each row, then down each column.
-  std::vector<std::int32_t> counts(std::size_t(H) * std::size_t(W));
-  std::vector<std::int32_t> column(std::size_t(W), 0);
-  for (int y = 0; y < H; ++y) {
-    std::int32_t row = 0;
-    for (int x = 0; x < W; ++x) {
-      row += at(y, x);
-      column[std::size_t(x)] += row;
-      counts[std::size_t(y) * std::size_t(W) + x] = column[std::size_t(x)];
-    }
-  }
-  return counts;
-}
-
 }  // namespace ptyko::parallel

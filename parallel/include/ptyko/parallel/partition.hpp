@@ -4,6 +4,7 @@
 // bounding box of its positions' patch footprints) and the tiles it shares
 // pixels with (its neighbours). Pure geometry: no MPI, identical on every rank.
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -58,12 +59,43 @@ struct Partition {
 Partition partition_scan(std::vector<std::array<double, 2>> const& positions, int D, int height, int width,
                          int ranks, std::vector<std::array<double, 2>> const& held = {}, int margin = 0);
 
-/// How many footprints cover each pixel of a height x width box, row-major:
-/// the footprint with top-left corner {y, x} (box pixels; may lie partly or
-/// wholly outside) is the (D + 1)^2 pixels [y, y + D] x [x, x + D] that
-/// bilinear interpolation reads. O(footprints + height width): the corners
-/// go into a difference array whose running sums are the counts.
-std::vector<std::int32_t> footprint_counts(std::vector<std::array<int, 2>> const& corners, int D, int height,
-                                           int width);
+/// How many footprints cover each pixel of a height x width box, written to
+/// `out` (height x width values, row-major): the footprint with top-left
+/// corner {y, x} (box pixels; may lie partly or wholly outside) is the
+/// (D + 1)^2 pixels [y, y + D] x [x, x + D] that bilinear interpolation
+/// reads. O(footprints log footprints + height width) with O(width + footprints)
+/// scratch: a sweep down the rows keeps each column's change of the count
+/// from one pixel to the next, to which footprints add at their first row
+/// and which they leave after their last.
+template <class V>
+void footprint_counts(std::vector<std::array<int, 2>> const& corners, int D, int height, int width, V* out) {
+  struct Event {
+    int row, x0, x1, change;
+    bool operator<(Event const& o) const { return row < o.row; }
+  };
+  std::vector<Event> events;
+  events.reserve(2 * corners.size());
+  for (auto const& c : corners) {
+    int const y0 = std::max(c[0], 0), x0 = std::max(c[1], 0);
+    int const y1 = std::min(c[0] + D + 1, height), x1 = std::min(c[1] + D + 1, width);  // exclusive
+    if (y0 >= y1 || x0 >= x1) continue;
+    events.push_back({y0, x0, x1, 1});
+    events.push_back({y1, x0, x1, -1});
+  }
+  std::sort(events.begin(), events.end());
+  std::vector<std::int64_t> step(std::size_t(std::max(width, 0)) + 1, 0);  // count(x) - count(x - 1) on this row
+  std::size_t e = 0;
+  for (int y = 0; y < height; ++y) {
+    for (; e < events.size() && events[e].row == y; ++e) {
+      step[std::size_t(events[e].x0)] += events[e].change;
+      step[std::size_t(events[e].x1)] -= events[e].change;
+    }
+    std::int64_t count = 0;
+    for (int x = 0; x < width; ++x) {
+      count += step[std::size_t(x)];
+      out[std::size_t(y) * std::size_t(width) + std::size_t(x)] = V(count);
+    }
+  }
+}
 
 }  // namespace ptyko::parallel
