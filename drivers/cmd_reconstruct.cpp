@@ -588,9 +588,10 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
     for (std::size_t k = 0; k < kept.size(); ++k) p[kept[k]] = rec.positions()[k];
     return p;
   };
-  // Gathers the object (collective) and writes the checkpoint on rank 0.
-  auto save = [&](HostComplex2& object, HostComplex3& probe) {
-    object = strategy->gather_object(space, rec.state().object);
+  // Gathers the object (collective) unless `gathered` holds it already,
+  // and writes the checkpoint on rank 0.
+  auto save = [&](HostComplex2& object, HostComplex3& probe, bool gathered = false) {
+    if (!gathered) object = strategy->gather_object(space, rec.state().object);
     probe = strategy->probe_on_host(space, rec.state().probe);
     if (!log.root()) return;
     Checkpoint c;
@@ -621,6 +622,7 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
 
   HostComplex2 object;
   HostComplex3 probe;
+  bool object_gathered = false;  // the last epoch's score gathered the final object
   while (!rec.done()) {
     EpochReport const last = rec.step();
     elapsed += last.seconds;
@@ -631,6 +633,10 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
     if (layout.info.has_truth && (final_epoch || (cfg.error_every > 0 && last.epoch % cfg.error_every == 0))) {
       HostComplex2 gathered = strategy->gather_object(space, rec.state().object);  // collective
       if (truth->active()) error = truth->error(gathered);
+      if (final_epoch) {  // what save would gather again
+        object = gathered;
+        object_gathered = true;
+      }
     }
     errors.push_back(error);
     double const eta = elapsed / (last.epoch - first_epoch) * (opts.epochs - last.epoch);
@@ -651,7 +657,7 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
       log.info(fmt::format("reconstruct: checkpoint after epoch {} in {}", last.epoch, job.output));
     }
   }
-  save(object, probe);
+  save(object, probe, object_gathered);
 
   if (stop) {
     log.note(fmt::format("stopped by {} after epoch {} of {}: checkpoint written to {}", signal_name(stop),
