@@ -593,9 +593,9 @@ TEST(Strategies, BatchSumFoldsTheLargestWeightIntoTheProbeSums) {
       // Full-sync's ranks have no weights outside the sums (isolated positions).
       fold.outside = full ? 0.0 : outside_wins ? 1000.0 + r : 0.25 * r;
       int asked = 0;
-      fold.after_sums = [&] {
+      fold.after_sums = [&, list = tiles.list, weight = w] {  // init-captures: C++17 lambdas cannot capture structured bindings
         ++asked;
-        return max_over_tiles(space, tiles.list, w);
+        return max_over_tiles(space, list, weight);
       };
       auto const out = strategy->sum_batch(space, num, w, tiles, given ? local : -1.0, probe_num, probe_w, true,
                                            {}, fold);
