@@ -36,7 +36,9 @@
 //                                                 the same on every rank, and full-sync's unpack
 //                                                 finds the object's)
 //                  r * 48 b (LSQML)               the step sizes' six sums of each of the batch's
-//                                                 b positions (doubles), each rank's in its rows
+//                                                 b positions (doubles), each rank's in its rows;
+//                                                 r * 32 for b > 4096 (two sums of two doubles:
+//                                                 core's lsqml_step_rows_limit)
 // Estimate of A_b where the batches are not known: each footprint (edge
 // D + 3) touches (1 + (D + 2) / 16)^2 tiles on average, batches are sparse
 // (footprints of a batch rarely share tiles), at most the whole object in
@@ -44,6 +46,14 @@
 // DM/RAAR per epoch (whole object, A): two overlap passes, each one object and one probe
 // reduction and two maxima (neighbor k > 1: the objects are reconciled once
 // at the end of the epoch).
+// All-reduces per epoch and rank (collectives: each a meeting of all ranks,
+// whose latency grows as log2 P whatever its bytes): per batch one (the
+// probe sums with the largest weight; full-sync's tiles with them, as one
+// collective where they are staged through the host, as on a GPU without
+// GPU-aware MPI), LSQML one more (its step sums; two for batches above
+// step_rows_limit); DM/RAAR per pass the probe
+// sums and two maxima, and full-sync its object sums; per epoch the cost and
+// the probe broadcast.
 // Per epoch, all: r * 8 (cost) + 2 M s D^2 (probe broadcast).
 //
 // Memory per rank (device; bytes): object tile 2 s A_t, update sums 3 s A_t
@@ -142,6 +152,7 @@ struct ModelResult {
   double bytes_per_epoch = 0;  ///< per rank
   double object_bytes = 0;     ///< of which object sums / overlaps
   double memory = 0;           ///< device bytes per rank
+  double collectives = 0;      ///< all-reduces and broadcasts per epoch (every rank takes part)
 };
 
 inline double batches_per_epoch(ModelInput const& in) { return std::ceil(in.frames / in.batch); }
@@ -163,6 +174,9 @@ inline double union_overlap_area(ModelInput const& in, double overlap_area, doub
 /// one epoch average, summed (< 0: estimated with union_overlap_area);
 /// `shared_values`: neighbor k = 1, V_b, the mean complex values of
 /// isolated positions' products a batch sends and receives.
+/// core/solver.hpp's lsqml_step_rows_limit (strategy_bench checks they agree).
+inline constexpr int step_rows_limit = 4096;
+
 inline ModelResult model(ModelInput const& in, std::string const& strategy, double tile_area, double overlap_area,
                          double batch_overlap_area = -1, double reconciled_area = -1, double shared_values = 0) {
   ModelResult out;
@@ -196,10 +210,14 @@ inline ModelResult model(ModelInput const& in, std::string const& strategy, doub
                           union_overlap_area(in, overlap_area, left);
       object = 2 * 3 * s * reconciled_area;
     }
-    other += nb * (probe + (full ? 0 : r * s * P)) + (in.solver == "lsqml" ? r * 48 * in.frames : 0);
+    other += nb * (probe + (full ? 0 : r * s * P));
+    if (in.solver == "lsqml") other += in.batch <= step_rows_limit ? r * 48 * in.frames : nb * r * 32;
   }
   out.object_bytes = P > 1 ? object : 0;
   out.bytes_per_epoch = P > 1 ? object + other : 0;
+  if (P > 1)
+    out.collectives = 2 + (is_projection(in.solver) ? 2 * (3 + (full ? 1 : 0))
+                           : nb * (1 + (in.solver != "lsqml" ? 0 : in.batch <= step_rows_limit ? 1 : 2)));
 
   double const At = full ? A : tile_area;
   double const n = in.frames / P;

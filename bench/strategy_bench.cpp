@@ -55,6 +55,9 @@
 #include <set>
 #include <sstream>
 
+static_assert(ptyko::bench::step_rows_limit == ptyko::lsqml_step_rows_limit,
+              "comm_model.hpp models LSQML's step sums with core's limit");
+
 namespace {
 
 using namespace ptyko;

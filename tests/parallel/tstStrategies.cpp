@@ -38,11 +38,13 @@ using namespace ptyko::parallel;
 using Exec = Kokkos::DefaultExecutionSpace;
 
 // Small simulated datasets for the whole run, written by rank 0: `path`,
-// and `wide_path`, small frames over an object many footprints wide (ranks'
-// tiles then have pixels no other rank holds).
+// `wide_path`, small frames over an object many footprints wide (ranks'
+// tiles then have pixels no other rank holds), and `many_path`, more small
+// frames than one batch of LSQML sends as rows of step sums
+// (lsqml_step_rows_limit).
 class DatasetEnvironment : public ::testing::Environment {
  public:
-  static std::string path, wide_path;
+  static std::string path, wide_path, many_path;
   void SetUp() override {
     SimulationOptions o;
     o.frames = 160;
@@ -55,11 +57,14 @@ class DatasetEnvironment : public ::testing::Environment {
     o.detector = 16;
     o.step_px = 8;
     wide_path = write(o, "strategies-wide.cxi");
+    o.frames = lsqml_step_rows_limit + 100;
+    many_path = write(o, "strategies-many.cxi");
   }
   void TearDown() override {
     auto comm = Communicator::world();
     comm.barrier();
-    if (comm.rank() == 0) std::filesystem::remove(path), std::filesystem::remove(wide_path);
+    if (comm.rank() == 0)
+      std::filesystem::remove(path), std::filesystem::remove(wide_path), std::filesystem::remove(many_path);
   }
 
  private:
@@ -74,7 +79,7 @@ class DatasetEnvironment : public ::testing::Environment {
     return name;
   }
 };
-std::string DatasetEnvironment::path, DatasetEnvironment::wide_path;
+std::string DatasetEnvironment::path, DatasetEnvironment::wide_path, DatasetEnvironment::many_path;
 auto* const dataset_env = ::testing::AddGlobalTestEnvironment(new DatasetEnvironment);
 
 struct RunResult {
@@ -187,6 +192,23 @@ TEST(FullSync, ReproducesOneRankForRpieAndLsqml) {
     EXPECT_LT(dprobe, 1e-5) << solver;
     for (std::size_t e = 0; e < ref.cost.size(); ++e)
       EXPECT_NEAR(par.cost[e], ref.cost[e], 1e-5 * ref.cost[e]) << solver << " epoch " << e;
+  }
+}
+
+// LSQML's step sizes over ranks both ways (host_step_means): a global batch
+// of at most lsqml_step_rows_limit positions brings every position's sums
+// as rows, a larger one sums them in two all-reduces; either must give the
+// one-rank run to float rounding.
+TEST(Neighbor, ReproducesOneRankWithLsqmlStepSumsInRowsAndInTwoSums) {
+  for (int batch : {(lsqml_step_rows_limit + 100) / 2, lsqml_step_rows_limit + 100}) {
+    Tweak const tweak = [batch](SolverOptions& o) { o.batch_size = batch; };
+    auto ref = run<float>("", 1, "lsqml", 3, tweak, DatasetEnvironment::many_path);
+    auto par = run<float>("neighbor", 1, "lsqml", 3, tweak, DatasetEnvironment::many_path);
+    if (!is_root()) continue;
+    EXPECT_LT(relative_difference(par.object, ref.object), 1e-5) << "batch " << batch;
+    EXPECT_LT(relative_difference(par.probe, ref.probe), 1e-5) << "batch " << batch;
+    for (std::size_t e = 0; e < ref.cost.size(); ++e)
+      EXPECT_NEAR(par.cost[e], ref.cost[e], 1e-5 * ref.cost[e]) << "batch " << batch << ", epoch " << e;
   }
 }
 

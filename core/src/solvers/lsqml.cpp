@@ -421,37 +421,49 @@ class LSQML final : public Solver<T, ExecSpace> {
  private:
   using StepView = Kokkos::View<double* [6], Kokkos::LayoutRight, Mem>;
 
-  /// The batch's mean step sizes on the host, over all ranks' positions in
-  /// one collective: each rank puts its positions' sums (m_step) in their
-  /// rows of the global batch (LocalBatch::global_rows) and zeroes the
-  /// others, so the sum over ranks brings every row exactly, and every rank
-  /// then makes the regularisation and the steps from all rows in the
-  /// global batch's order, whatever the rank count (blocking, collective).
+  /// The batch's mean step sizes on the host, over all ranks' positions
+  /// (blocking, collective). Up to lsqml_step_rows_limit positions in one
+  /// collective: each rank puts its positions' sums (m_step) in their rows
+  /// of the global batch (LocalBatch::global_rows) and zeroes the others,
+  /// so the sum over ranks brings every row exactly, and every rank then
+  /// makes the regularisation and the steps from all rows in the global
+  /// batch's order, whatever the rank count. Larger batches sum A1 and A4,
+  /// then the steps, in two.
   std::array<double, 2> host_step_means(ExecSpace const& space, typename Base::Batch const& batch, bool update_probe,
                                         typename Base::SyncT& sync) {
     int const B = int(batch.local.extent(0)), G = batch.global_size;
     PTYKO_ASSERT(int(batch.global_rows.size()) == B, "a batch's positions need their global rows");
-    m_rows.assign(std::size_t(G) * 6, 0.0);  // the room of the largest batch, kept
     if (B > 0) {
       Kokkos::deep_copy(space, m_step_host, m_step);  // device -> host: B x 6 step sums
       fence(space, "ptyko::LSQML::step_sums");
+    }
+    double const n = std::max(1, G);
+    bool const rows = G <= lsqml_step_rows_limit;
+    // The positions' sums, each at its row of m_rows (rows), or this rank's
+    // own in their local order.
+    auto const sums_of = [&](int k) { return rows ? &m_rows[std::size_t(k) * 6] : &m_step_host(k, 0); };
+    int const count = rows ? G : B;
+    double acc[2] = {0, 0};  // sum A1, sum A4
+    if (rows) {
+      m_rows.assign(std::size_t(G) * 6, 0.0);  // the room of the largest batch, kept
       for (int b = 0; b < B; ++b)
         for (int k = 0; k < 6; ++k) m_rows[std::size_t(batch.global_rows[std::size_t(b)]) * 6 + k] = m_step_host(b, k);
+      sync.sum(m_rows.data(), 6 * G);
     }
-    sync.sum(m_rows.data(), 6 * G);
-    double a1 = 0, a4 = 0;
-    for (int g = 0; g < G; ++g) {
-      a1 += m_rows[std::size_t(g) * 6];
-      a4 += m_rows[std::size_t(g) * 6 + 1];
+    for (int k = 0; k < count; ++k) {
+      acc[0] += sums_of(k)[0];
+      acc[1] += sums_of(k)[1];
     }
-    double const n = std::max(1, G), reg1 = 0.5 * a1 / n, reg4 = 0.5 * a4 / n;
+    if (!rows) sync.sum(acc, 2);
+    double const reg1 = 0.5 * acc[0] / n, reg4 = 0.5 * acc[1] / n;
     double steps[2] = {0, 0};  // sum max(0, x1), sum max(0, x2)
-    for (int g = 0; g < G; ++g) {
+    for (int k = 0; k < count; ++k) {
       double x1, x2;
-      position_steps(&m_rows[std::size_t(g) * 6], reg1, reg4, update_probe, x1, x2);
+      position_steps(sums_of(k), reg1, reg4, update_probe, x1, x2);
       steps[0] += x1;
       steps[1] += x2;
     }
+    if (!rows) sync.sum(steps, 2);
     return {steps[0] / n, steps[1] / n};
   }
   SolverOptions m_options;

@@ -88,6 +88,15 @@ struct SolverOptions {
 /// checks ranges; throws UserError naming the option.
 void resolve_solver_defaults(SolverOptions& o, std::size_t frames);
 
+/// LSQML on several ranks: global batches of up to this many positions
+/// bring every position's step sums to every rank as rows (48 bytes each,
+/// one all-reduce); larger ones their two sums twice (two all-reduces of
+/// 16 bytes), where the rows' bytes would outweigh a collective's latency:
+/// 4 x 48 G bytes at 25 GB/s take as long as log2 P rounds of 5 us for
+/// G ~ 650 log2 P, 3900-6500 positions at P = 64-1024 (docs/performance.md,
+/// item 54).
+inline constexpr int lsqml_step_rows_limit = 4096;
+
 /// One global mini-batch as seen by one rank.
 template <class ExecSpace>
 struct LocalBatch {
