@@ -387,6 +387,7 @@ class UpdateSums {
       RealView1<T, Mem> grown(Kokkos::view_alloc(space, "ptyko::UpdateSums::probe_sums"), n + std::size_t(ranks));
       auto const sums = std::make_pair(std::size_t(0), n);
       Kokkos::deep_copy(space, Kokkos::subview(grown, sums), Kokkos::subview(m_probe_sums, sums));  // device -> device: once per run
+      fence(space, "ptyko::UpdateSums::fold_slots");  // the copy reads the old allocation, released below
       int const M = int(probe_num.extent(0)), D = int(probe_w.extent(0));
       m_probe_sums = grown;
       probe_num = ComplexView3<T, Mem>(reinterpret_cast<Complex<T>*>(m_probe_sums.data()), M, D, D);
