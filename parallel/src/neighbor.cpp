@@ -578,15 +578,16 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     auto h_obj = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), object);  // device -> host: tile
     auto const h_cover = footprint_counts();
     constexpr double floor = 1e-6;  // counts are whole numbers
-    auto const weight_at = [&](std::size_t k) { return double(h_cover.data()[k]) + floor; };
+    auto const weighted = [&](std::size_t k) {  // this rank's (c re, c im, c) at tile pixel k
+      double const c = double(h_cover.data()[k]) + floor;
+      return std::array<double, 3>{c * double(h_obj.data()[k].real()), c * double(h_obj.data()[k].imag()), c};
+    };
     bool const root = m_comm.rank() == 0;
     std::vector<char> bytes(root ? 0 : tile.area() * 3 * sizeof(double));
     auto* v = reinterpret_cast<double*>(bytes.data());
     for (std::size_t k = 0; !root && k < tile.area(); ++k) {
-      double const c = weight_at(k);
-      v[3 * k] = c * double(h_obj.data()[k].real());
-      v[3 * k + 1] = c * double(h_obj.data()[k].imag());
-      v[3 * k + 2] = c;
+      auto const p = weighted(k);
+      std::copy(p.begin(), p.end(), v + 3 * k);
     }
     std::vector<std::size_t> offsets;
     auto const all = m_comm.gather_bytes(bytes, offsets, 0);
@@ -601,14 +602,9 @@ class Neighbor final : public Strategy<T, ExecSpace> {
           std::size_t const k = std::size_t(y) * t.width + x;
           Complex<double>& o = out(t.y + y, t.x + x);
           double& w = weight[std::size_t(t.y + y) * std::size_t(m_global_width) + std::size_t(t.x + x)];
-          if (r == 0) {
-            double const c = weight_at(k);
-            o += Complex<double>(c * double(h_obj.data()[k].real()), c * double(h_obj.data()[k].imag()));
-            w += c;
-          } else {
-            o += Complex<double>(src[3 * k], src[3 * k + 1]);
-            w += src[3 * k + 2];
-          }
+          auto const p = r == 0 ? weighted(k) : std::array<double, 3>{src[3 * k], src[3 * k + 1], src[3 * k + 2]};
+          o += Complex<double>(p[0], p[1]);
+          w += p[2];
         }
     }
     for (int y = 0; y < m_global_height; ++y)
