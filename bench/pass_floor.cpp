@@ -11,7 +11,7 @@
 // tuning kernels while these passes remain (docs/performance.md, 4.3).
 //
 //   pass_floor [--detector 128] [--modes 2] [--frames 400] [--object 533]
-//              [--chunk 2] [--repeats 5] [--seed 1]
+//              [--chunk 2] [--repeats 5] [--seed 1] [--dm-overlap-passes 1]
 //
 // Prints a markdown table and one line per solver:
 //   pass-floor-ratio <solver> <(FFTs + passes) / FFTs>
@@ -22,8 +22,10 @@
 // preconditioned update over the batch's 16 x 16 tiles (batch 16); LSQML
 // the direction over the tiles, the step sums of every position, the scaled
 // add over the tiles (batch 8, waves and patches kept per batch). DM
-// (probe updated, cost_every 0, its stored exit waves in memory): two probe
-// passes and one object pass over every stored wave, whole-object updates,
+// (probe updated, cost_every 0, its stored exit waves in memory): per
+// overlap round a whole-object update and a probe pass over every stored
+// wave, and from the second round on an object pass before it (one round
+// by default, as SolverOptions::overlap_passes),
 // then the Fourier step chunk by chunk (reflect, FFT, projection, inverse
 // FFT, the wave update and the next epoch's object sums while in cache).
 // Positions are uniform random; times are the minimum over repeats (wall).
@@ -44,6 +46,7 @@ namespace {
 
 struct Options {
   int detector = 128, modes = 2, frames = 400, object = 533, chunk = 2, repeats = 5;
+  int dm_overlap_passes = 1;  ///< DM's object-then-probe rounds per epoch (SolverOptions::overlap_passes)
   unsigned seed = 1;
 };
 
@@ -372,15 +375,15 @@ double seconds() {
 
 enum class Solver { rpie, lsqml, dm };
 
-/// DM's epoch: probe pass, object pass, probe pass (the first object pass's
-/// sums come from the last Fourier step), then the Fourier step.
+/// DM's epoch: overlap_passes rounds of an object update and a probe pass
+/// (the first round's object sums come from the last Fourier step, later
+/// rounds' from an object pass over the stored waves), then the Fourier step.
 void dm_epoch(Options const& o, Buffers& b, Plans const& plans, bool with_passes) {
-  if (with_passes) {
-    dm_object_update(b);
-    dm_probe_pass(b, o.frames, o.chunk);
-    for (int n0 = 0; n0 < o.frames; n0 += o.chunk)
-      dm_object_sums(b, n0, std::min(o.chunk, o.frames - n0),
-                     [&](int c, int m, int i) { return b.stored_row(n0 + c, m, i); });
+  for (int round = 0; with_passes && round < o.dm_overlap_passes; ++round) {
+    if (round > 0)
+      for (int n0 = 0; n0 < o.frames; n0 += o.chunk)
+        dm_object_sums(b, n0, std::min(o.chunk, o.frames - n0),
+                       [&](int c, int m, int i) { return b.stored_row(n0 + c, m, i); });
     dm_object_update(b);
     dm_probe_pass(b, o.frames, o.chunk);
   }
@@ -460,6 +463,7 @@ int main(int argc, char** argv) {
     else if (a == "--object") o.object = parse_int(argv[k], v), ++k;
     else if (a == "--chunk") o.chunk = parse_int(argv[k], v), ++k;
     else if (a == "--repeats") o.repeats = parse_int(argv[k], v), ++k;
+    else if (a == "--dm-overlap-passes") o.dm_overlap_passes = parse_int(argv[k], v), ++k;
     else if (a == "--seed") o.seed = unsigned(parse_int(argv[k], v)), ++k;
     else {
       std::fprintf(stderr, "pass_floor: unknown option %s (see the comment at the top of bench/pass_floor.cpp)\n",
@@ -467,8 +471,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (o.object < o.detector + 3 || o.frames < 16 || o.chunk > 8) {
-    std::fprintf(stderr, "pass_floor: needs --object >= detector + 3, --frames >= 16 and --chunk <= 8\n");
+  if (o.object < o.detector + 3 || o.frames < 16 || o.chunk > 8 || o.dm_overlap_passes < 1) {
+    std::fprintf(stderr,
+                 "pass_floor: needs --object >= detector + 3, --frames >= 16, --chunk <= 8 and "
+                 "--dm-overlap-passes >= 1\n");
     return 2;
   }
   std::printf("### Pass floor: %d positions of %d x %d, %d modes, object %d x %d, chunks of %d (wall, min of %d)\n\n",

@@ -310,6 +310,9 @@ std::vector<OptionDef> const& options() {
         [](RunConfig& c) -> auto& { return c.illumination; }));
     t.push_back(option("solver", "cost_every", "--cost-every", "DM/RAAR: epochs between model-cost evaluations",
         [](RunConfig& c) -> auto& { return c.solver.cost_every; }));
+    t.push_back(option("solver", "overlap_passes", "--overlap-passes",
+        "DM/RAAR: rounds of object-then-probe updates from the exit waves per epoch, >= 1 (PtyPy's overlap loop)",
+        [](RunConfig& c) -> auto& { return c.solver.overlap_passes; }));
     t.push_back(option("solver", "fourier_relax", "--fourier-relax",
         "DM/RAAR: power bound of the Fourier projection in [0, 1), PtyPy's fourier_relax_factor "
         "(0: the plain modulus projection; default: 0.02 for dm, 0 for raar)",
@@ -572,6 +575,7 @@ void finish_run_config(RunConfig& c) {
   PTYKO_REQUIRE(!c.probe_update_start || *c.probe_update_start >= 0, "--probe-update-start must be >= 0, got ",
                 c.probe_update_start.value_or(0));
   PTYKO_REQUIRE(c.solver.cost_every >= 0, "--cost-every must be >= 0, got ", c.solver.cost_every);
+  PTYKO_REQUIRE(c.solver.overlap_passes >= 1, "--overlap-passes must be >= 1, got ", c.solver.overlap_passes);
   PTYKO_REQUIRE(!c.fourier_relax || (*c.fourier_relax >= 0 && *c.fourier_relax < 1),
                 "--fourier-relax must be in [0, 1) (0: the plain modulus projection), got ",
                 c.fourier_relax.value_or(0));

@@ -83,6 +83,7 @@ void resolve_solver_defaults(SolverOptions& o, std::size_t frames) {
   PTYKO_REQUIRE(o.positions_step > 0, "--refine-step must be > 0 pixels, got ", o.positions_step);
   PTYKO_REQUIRE(o.alpha < 0 || (o.alpha >= 0 && o.alpha <= 1), "--alpha must be in [0, 1], got ", o.alpha);
   PTYKO_REQUIRE(o.beta >= 0 && o.beta <= 1, "--beta must be in [0, 1], got ", o.beta);
+  PTYKO_REQUIRE(o.overlap_passes >= 1, "--overlap-passes must be >= 1, got ", o.overlap_passes);
   PTYKO_REQUIRE(o.fourier_relax >= 0 && o.fourier_relax < 1,
                 "the DM/RAAR power bound fourier_relax must be in [0, 1), got ", o.fourier_relax);
   PTYKO_REQUIRE(!projection || o.noise == NoiseModel::gaussian, "--noise poisson is not available for ",

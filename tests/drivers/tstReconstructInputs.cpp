@@ -271,6 +271,12 @@ TEST_F(Inputs, ConfigFourierRelaxOfOne) {
   expect_rejected(args("scan.cxi", {"--config", "run.toml"}), {"--fourier-relax", "[0, 1)", "got 1"});
 }
 
+TEST_F(Inputs, ConfigOverlapPassesOfZero) {
+  good();
+  std::ofstream(file("run.toml")) << "[solver]\nname = \"dm\"\noverlap_passes = 0\n";
+  expect_rejected(args("scan.cxi", {"--config", "run.toml"}), {"--overlap-passes", ">= 1", "got 0"});
+}
+
 TEST_F(Inputs, UnknownFFTPlanner) {
   good();
   expect_rejected(args("scan.cxi", {"--fft-planner", "fastest"}), {"--fft-planner", "fastest", "auto, estimate or measure"});

@@ -1,7 +1,7 @@
 // Difference map (Thibault et al. 2008/2009) and RAAR (Luke 2005), with one
 // stored exit wave per position and mode. Per epoch:
-//  1. overlap projection, alternating object and probe (two passes when the
-//     probe is updated):
+//  1. overlap projection, alternating object and probe (overlap_passes
+//     rounds when the probe is updated, one by default):
 //       O   = (sum_j S_j^T sum_m conj(P_m) psi_jm + i_O O) / (sum_j S_j^T sum_m |P_m|^2 + i_O)
 //       P_m = (sum_j conj(S_j O) psi_jm + i_P P_m)  / (sum_j |S_j O|^2 + i_P)
 //     with small inertias i (1e-4 of the weights' maxima) for unlit pixels;
@@ -410,7 +410,8 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
   double epoch(ExecSpace const& space, typename Base::Data const& data, typename Base::St& state,
                std::vector<typename Base::Batch const*> const&, typename Base::SyncT& sync,
                bool update_probe) override {
-    int const passes = update_probe ? 2 : 1;
+    // Without a probe update one object pass is the exact overlap projection.
+    int const passes = update_probe ? m_options.overlap_passes : 1;
     if (m_mix_pending) upload_mix(space);
     bool const carried = carried_sums_still_valid(space, state.probe);
     for (int pass = 0; pass < passes; ++pass) {

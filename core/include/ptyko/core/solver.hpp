@@ -59,6 +59,12 @@ struct SolverOptions {
   /// DM/RAAR: power bound of the Fourier projection as PtyPy's
   /// fourier_relax_factor (0: the plain modulus projection); < 0: default
   double fourier_relax = -1;
+  /// DM/RAAR: rounds of object-then-probe updates from the stored exit
+  /// waves per epoch that updates the probe (PtyPy's overlap loop of up to
+  /// overlap_max_iterations; PyNX makes one). One round converges as well
+  /// per epoch on ptyko's test scans and costs one read of every stored
+  /// wave less than two (docs/solvers.md, docs/performance.md item 56).
+  int overlap_passes = 1;
   IlluminationNorm illumination = IlluminationNorm::batch;
   FFTPlanner fft_planner = FFTPlanner::automatic;
   /// Positions per pass of the per-position pipeline (0: automatic, sized
