@@ -370,8 +370,8 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
     m_mix_adj_dev = decltype(m_mix_adj_dev)(Kokkos::view_alloc(space, "ptyko::DM::mix_adjoint"), M, M);
     m_mix_host = Kokkos::create_mirror_view(m_mix_dev);
     m_mix_adj_host = Kokkos::create_mirror_view(m_mix_adj_dev);
-    m_probe_mixed = ComplexView3<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::DM::probe_mixed"), M, D, D);
     m_mix_pending = false;
+    m_mix_uploaded = false;
     m_probe_at_sums = ComplexView3<T, Mem>(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::DM::probe_at_sums"), M, D, D);
     m_sums_carried = false;
@@ -388,10 +388,13 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
   }
 
   /// The stored exit waves are per mode: they must follow the probe modes,
-  /// psi'_k = sum_m V(m, k) psi_m, or they would no longer match. Lazily:
-  /// the true waves are psi A with A the product of the pending V's, and
-  /// each chunk is recombined when the Fourier step reads it (in cache)
-  /// instead of in a pass over every stored wave (docs/performance.md).
+  /// psi'_k = sum_m V(m, k) psi_m, or they would no longer match. They are
+  /// never recombined: the true waves are psi A, with A the product of every
+  /// V so far, and each epoch runs in the stored waves' basis instead, with
+  /// the probe's modes mixed by A^H at its start and by A at its end (DM and
+  /// RAAR do not depend on the basis of the modes). That mixes the probe
+  /// twice per epoch instead of every stored wave once (docs/performance.md,
+  /// item 57).
   void modes_recombined(ExecSpace const&, std::vector<std::complex<double>> const& V) override {
     int const M = int(m_psi.extent(1));
     if (M < 2) return;
@@ -405,6 +408,7 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
       m_mix = std::move(AV);
     }
     m_mix_pending = true;
+    m_mix_uploaded = false;
   }
 
   double epoch(ExecSpace const& space, typename Base::Data const& data, typename Base::St& state,
@@ -412,7 +416,10 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
                bool update_probe) override {
     // Without a probe update one object pass is the exact overlap projection.
     int const passes = update_probe ? m_options.overlap_passes : 1;
-    if (m_mix_pending) upload_mix(space);
+    if (m_mix_pending && !m_mix_uploaded) upload_mix(space);
+    // The probe in the stored waves' basis (modes_recombined) for the whole
+    // epoch: Q_m = sum_k conj(A(m, k)) P_k, i.e. P mixed by A^H.
+    if (m_mix_pending) mix_modes<T>(space, as_one_frame(state.probe), m_mix_adj_dev);
     bool const carried = carried_sums_still_valid(space, state.probe);
     for (int pass = 0; pass < passes; ++pass) {
       overlap_object(space, data, state, sync, carried && pass == 0);
@@ -447,7 +454,6 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
       } else {
         extract_patches(space, state.object, data.positions, idx, m_model->patches());
       }
-      if (m_mix_pending) mix_modes<T>(space, psi_of(c), m_mix_dev);  // the true waves, in cache
       // Both orthonormal 1/D factors ride on kernels that run anyway.
       T const inv_d = T(1) / T(data.detector());
       reflect_exit_waves<T>(space, B, state.probe, m_model->patches(), psi_of(c), m_waves, inv_d);
@@ -462,9 +468,10 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
       update_exit_waves<T>(space, B, state.probe, m_model->patches(), m_waves, psi_of(c), beta);
       m_sums.accumulate(space, state.probe, m_model->patches(), data.positions, idx, psi_of(c), false);
     }
-    m_mix_pending = false;  // every stored wave is the true one again
     Kokkos::deep_copy(space, m_probe_at_sums, state.probe);  // device -> device: probe-sized
     m_sums_carried = true;
+    // Back to the true basis: P_k = sum_m A(m, k) Q_m.
+    if (m_mix_pending) mix_modes<T>(space, as_one_frame(state.probe), m_mix_dev);
     return measure || !m_options.cost_every ? cost : std::nan("");
   }
 
@@ -474,8 +481,7 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
     return Kokkos::subview(m_psi, std::make_pair(first, first + B), Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
   }
 
-  /// m_mix (A) and its adjoint to the device, and A's adjoint mix of the
-  /// probe buffer sized for overlap_object.
+  /// m_mix (A) and its adjoint to the device.
   void upload_mix(ExecSpace const& space) {
     int const M = int(m_psi.extent(1));
     auto const& h = m_mix_host;
@@ -488,28 +494,18 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
       }
     Kokkos::deep_copy(space, m_mix_dev, h);          // host -> device: M x M recombination A
     Kokkos::deep_copy(space, m_mix_adj_dev, h_adj);  // host -> device: its adjoint A^H
-  }
-
-  /// The probe modes as the object update sees the stored waves: with the
-  /// true waves psi A, sum_k conj(P_k) (psi A)_k = sum_m conj(Q_m) psi_m for
-  /// Q_m = sum_k conj(A(m, k)) P_k, i.e. Q = P mixed by A^H.
-  ComplexView3<T, Mem> probe_for_stored_waves(ExecSpace const& space, ComplexView3<T, Mem> const& probe) {
-    if (!m_mix_pending) return probe;
-    Kokkos::deep_copy(space, m_probe_mixed, probe);  // device -> device: probe-sized
-    mix_modes<T>(space, as_one_frame(m_probe_mixed), m_mix_adj_dev);
-    return m_probe_mixed;
+    m_mix_uploaded = true;
   }
 
   /// Whether the object sums the last Fourier step formed still hold for
-  /// `probe`: it must be the probe they were formed with, up to the pending
-  /// recombination A of its modes (unitary: sum_k conj(P_k) psi_k and
-  /// sum_k |P_k|^2 do not change). Anything else done to the probe between
-  /// epochs (a support, a rescaling, a new probe) shows as a difference
-  /// beyond rounding, and the sums are formed again. Blocking.
+  /// `probe` (in the stored waves' basis): it must be the probe they were
+  /// formed with. A recombination of the modes since then leaves it so, up
+  /// to rounding; anything else done to the probe between epochs (a
+  /// support, a rescaling, a new probe) shows as a difference beyond
+  /// rounding, and the sums are formed again. Blocking.
   bool carried_sums_still_valid(ExecSpace const& space, ComplexView3<T, Mem> const& probe) {
     if (!m_sums_carried) return false;
     m_sums_carried = false;
-    if (m_mix_pending) mix_modes<T>(space, as_one_frame(m_probe_at_sums), m_mix_dev);
     double const tolerance = 64 * double(std::numeric_limits<T>::epsilon());
     return relative_squared_distance(space, probe, m_probe_at_sums) <= tolerance * tolerance;
   }
@@ -520,10 +516,9 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
                       typename Base::SyncT& sync, bool carried) {
     if (!carried) {
       m_sums.zero(space, false);
-      m_sums.set_probe(space, state.probe);  // illumination sum |P_k|^2: the same for any unitary A
-      auto const probe = probe_for_stored_waves(space, state.probe);
+      m_sums.set_probe(space, state.probe);
       for (std::size_t c = 0; c < m_chunks.size(); ++c)
-        m_sums.accumulate(space, probe, m_model->patches(), data.positions, m_chunks[c], psi_of(c), false);
+        m_sums.accumulate(space, state.probe, m_model->patches(), data.positions, m_chunks[c], psi_of(c), false);
     }
     sync.sum_object(space, m_sums.obj_num, m_sums.obj_w);
     double const w_max = sync.max(max_value(space, m_sums.obj_w));
@@ -539,8 +534,6 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
       extract_patches(space, state.object, data.positions, m_chunks[c], m_model->patches());
       add_probe_sums(space, B, m_model->patches(), psi_of(c), m_sums.probe_num, m_sums.probe_w);
     }
-    // sum_j conj(S_j O) (psi_j A)_k = sum_m A(m, k) (sum_j conj(S_j O) psi_jm).
-    if (m_mix_pending) mix_modes<T>(space, as_one_frame(m_sums.probe_num), m_mix_dev);
     sync.sum_probe(space, m_sums.probe_num, m_sums.probe_w);
     double const w_max = sync.max(max_value(space, m_sums.probe_w));
     apply_weighted_average(space, state.probe, m_sums.probe_num, m_sums.probe_w, 1e-4 * w_max);
@@ -556,9 +549,9 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
   std::vector<int> m_first;
   std::vector<std::complex<double>> m_mix;  ///< A (M x M, row-major): true waves = stored waves A
   bool m_mix_pending = false;                 ///< A is not the identity
+  bool m_mix_uploaded = false;                ///< m_mix_dev and m_mix_adj_dev hold A
   ModeMix<T, Mem> m_mix_dev, m_mix_adj_dev;  ///< A and A^H
   typename ModeMix<T, Mem>::HostMirror m_mix_host, m_mix_adj_host;  ///< their host mirrors (made once)
-  ComplexView3<T, Mem> m_probe_mixed;  ///< the probe mixed by A^H (probe_for_stored_waves)
   ComplexView3<T, Mem> m_probe_at_sums;  ///< the probe the last Fourier step formed m_sums' object sums with
   bool m_sums_carried = false;           ///< m_sums holds those sums
   double m_pbound = -1;  ///< power bound per pixel (0: plain projection); set in the first epoch
