@@ -43,15 +43,15 @@
 // D + 3) touches (1 + (D + 2) / 16)^2 tiles on average, batches are sparse
 // (footprints of a batch rarely share tiles), at most the whole object in
 // tiles.
-// DM/RAAR per epoch (whole object, A): two overlap passes, each one object and one probe
-// reduction and two maxima (neighbor k > 1: the objects are reconciled once
-// at the end of the epoch).
+// DM/RAAR per epoch (whole object, A): overlap_passes rounds (default one),
+// each one object and one probe reduction and two maxima (neighbor k > 1:
+// the objects are reconciled once at the end of the epoch).
 // All-reduces per epoch and rank (collectives: each a meeting of all ranks,
 // whose latency grows as log2 P whatever its bytes): per batch one (the
 // probe sums with the largest weight; full-sync's tiles with them, as one
 // collective where they are staged through the host, as on a GPU without
 // GPU-aware MPI), LSQML one more (its step sums; two for batches above
-// step_rows_limit); DM/RAAR per pass the probe
+// step_rows_limit); DM/RAAR per round the probe
 // sums and two maxima, and full-sync its object sums; per epoch the cost and
 // the probe broadcast.
 // Per epoch, all: r * 8 (cost) + 2 M s D^2 (probe broadcast).
@@ -92,6 +92,8 @@ struct ModelInput {
   double batch_tiles_pixels = 0;
   /// Bytes per stored frame pixel: 2 for counts (uint16, FrameStack), 4 for float32.
   int frame_bytes = 2;
+  /// DM/RAAR: overlap rounds per epoch (SolverOptions::overlap_passes).
+  int overlap_passes = 1;
 };
 
 /// A_b: the given mean, else the estimate of the header comment.
@@ -189,11 +191,12 @@ inline ModelResult model(ModelInput const& in, std::string const& strategy, doub
   double const nb = batches_per_epoch(in);
   double object = 0, other = per_epoch;
   if (is_projection(in.solver)) {
-    // two passes of (object sums, max, probe sums, max)
-    if (full) object = 2 * r * 3 * s * A;
-    else if (in.sync_every == 1) object = 2 * 2 * 3 * s * overlap_area;
+    // rounds of (object sums, max, probe sums, max)
+    double const rounds = in.overlap_passes;
+    if (full) object = rounds * r * 3 * s * A;
+    else if (in.sync_every == 1) object = rounds * 2 * 3 * s * overlap_area;
     else object = 2 * 3 * s * overlap_area;  // one reconcile per epoch
-    other += 2 * (probe + 2 * r * 8);
+    other += rounds * (probe + 2 * r * 8);
   } else {
     double per_batch_object = 0;
     if (full) per_batch_object = r * 3 * s * batch_tile_pixels(in);
@@ -216,7 +219,7 @@ inline ModelResult model(ModelInput const& in, std::string const& strategy, doub
   out.object_bytes = P > 1 ? object : 0;
   out.bytes_per_epoch = P > 1 ? object + other : 0;
   if (P > 1)
-    out.collectives = 2 + (is_projection(in.solver) ? 2 * (3 + (full ? 1 : 0))
+    out.collectives = 2 + (is_projection(in.solver) ? in.overlap_passes * (3 + (full ? 1 : 0))
                            : nb * (1 + (in.solver != "lsqml" ? 0 : in.batch <= step_rows_limit ? 1 : 2)));
 
   double const At = full ? A : tile_area;
