@@ -640,8 +640,10 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
     }
     errors.push_back(error);
     double const eta = elapsed / (last.epoch - first_epoch) * (opts.epochs - last.epoch);
-    std::string line = fmt::format("epoch {:>4}/{}  cost {:<11.5g} {:6.3f} s/epoch  ETA {}", last.epoch, opts.epochs,
-                                   last.cost, last.seconds, format_duration(eta));
+    // DM/RAAR with --cost-every K > 1 measure the cost only every K epochs.
+    std::string const cost = std::isfinite(last.cost) ? fmt::format("{:.5g}", last.cost) : std::string("-");
+    std::string line = fmt::format("epoch {:>4}/{}  cost {:<11} {:6.3f} s/epoch  ETA {}", last.epoch, opts.epochs, cost,
+                                   last.seconds, format_duration(eta));
     if (comm.size() > 1) line += fmt::format("  moved {}", format_bytes(last.bytes));
     if (std::isfinite(last.position_rms_move_px))
       line += fmt::format("  positions {:.3f} px rms, {:.2f} max", last.position_rms_move_px,
@@ -675,9 +677,14 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
                                        opts.refine_positions ? file_positions : std::vector<std::array<double, 2>>(),
                                        opts.refine_positions ? result_positions() : std::vector<std::array<double, 2>>());
     }
-    std::string done = fmt::format("reconstruct: wrote {} after {} epochs in {}, final cost {:.5g}", job.output,
-                                   rec.state().epoch, format_duration(elapsed),
-                                   rec.state().cost.empty() ? std::nan("") : rec.state().cost.back());
+    std::string done = fmt::format("reconstruct: wrote {} after {} epochs in {}", job.output, rec.state().epoch,
+                                   format_duration(elapsed));
+    auto const& costs = rec.state().cost;
+    auto const measured = std::find_if(costs.rbegin(), costs.rend(), [](double c) { return std::isfinite(c); });
+    if (measured != costs.rend() && measured == costs.rbegin())
+      done += fmt::format(", final cost {:.5g}", *measured);
+    else if (measured != costs.rend())  // a run stopped between DM's cost measurements
+      done += fmt::format(", cost {:.5g} at epoch {}", *measured, costs.rend() - measured);
     if (truth->active() && !errors.empty() && std::isfinite(errors.back()))
       done += fmt::format(", error against the truth {:.4f}", errors.back());
     log.info(done);

@@ -15,6 +15,7 @@
 #include <ptyko/core/result_file.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstring>
 #include <thread>
@@ -185,6 +186,22 @@ TEST_F(Run, FourierRelaxOption) {
   ok({"reconstruct", "scan.cxi", "-o", "dm0.h5", "--solver", "dm", "--epochs", "1", "-q", "--no-images",
       "--fourier-relax", "0"});
   EXPECT_TRUE(contains(read_result(file("dm0.h5")).config, "\nfourier_relax = 0.0\n"));
+}
+
+// DM measures the model cost every --cost-every epochs and at the last:
+// the lines between show "cost -", the result keeps NaN there, and the run
+// ends with a measured cost.
+TEST_F(Run, CostEveryShowsADashBetweenMeasurementsAndMeasuresTheLastEpoch) {
+  auto const o = ok({"reconstruct", "scan.cxi", "-o", "dm.h5", "--solver", "dm", "--epochs", "5", "--cost-every", "3",
+                     "--no-images"});
+  EXPECT_TRUE(contains(o.out, "epoch    2/5  cost -           ")) << o.out;
+  EXPECT_TRUE(contains(o.out, "epoch    3/5  cost -           ")) << o.out;
+  EXPECT_FALSE(contains(o.out, "nan")) << o.out;
+  EXPECT_TRUE(contains(o.out, ", final cost ")) << o.out;
+  auto const cost = read_result(file("dm.h5")).cost;
+  ASSERT_EQ(cost.size(), 5u);
+  for (int e : {0, 3, 4}) EXPECT_TRUE(std::isfinite(cost[e]) && cost[e] > 0) << "epoch " << e;
+  for (int e : {1, 2}) EXPECT_TRUE(std::isnan(cost[e])) << "epoch " << e;
 }
 
 // Detector frames larger than the useful far field and not square, with

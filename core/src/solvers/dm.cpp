@@ -435,7 +435,9 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
       m_pbound = 0.25 * relax * relax * brightest / (D * D);
       m_measured = measured_pixels(space, data.mask, data.detector());
     }
-    bool const measure = m_options.cost_every > 0 && state.epoch % m_options.cost_every == 0;
+    // Every cost_every epochs, and at the run's last, so that it ends with the model's cost.
+    bool const measure = m_options.cost_every > 0 &&
+                         (state.epoch % m_options.cost_every == 0 || state.epoch + 1 >= m_options.epochs);
     double cost = 0;
     T const beta = T(m_options.beta);
     // The next epoch's first object sums: the waves this step writes, with
