@@ -120,6 +120,23 @@ std::vector<std::vector<int>> make_batches(std::vector<std::array<double, 2>> co
   return out;
 }
 
+std::vector<int> walking_order(std::vector<std::array<double, 2>> const& positions, double band) {
+  PTYKO_REQUIRE(band > 0, "walking_order: the band must be > 0 pixels, got ", band);
+  std::vector<int> order(positions.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto const placed = [&](int k) { return std::isfinite(positions[k][0]) && std::isfinite(positions[k][1]); };
+  auto const band_of = [&](int k) { return std::floor(positions[k][0] / band); };
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    bool const pa = placed(a), pb = placed(b);
+    if (!pa || !pb) return pa && !pb;
+    double const ba = band_of(a), bb = band_of(b);
+    if (ba != bb) return ba < bb;
+    bool const rightwards = std::fmod(std::fabs(ba), 2.0) == 0;
+    return rightwards ? positions[a][1] < positions[b][1] : positions[a][1] > positions[b][1];
+  });
+  return order;
+}
+
 std::vector<int> batch_order(int batches, std::uint64_t seed, int epoch) {
   std::vector<int> order(batches);
   std::iota(order.begin(), order.end(), 0);

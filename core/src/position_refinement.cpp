@@ -73,7 +73,9 @@ PositionRefiner<T, ExecSpace>::PositionRefiner(ExecSpace const& space, LocalData
   // pass of its own (a solver that collects the sums needs none).
   m_sums = Kokkos::View<double* [5], Kokkos::LayoutRight, Mem>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::PositionRefiner::sums"), std::max(1, n));
-  m_chunks = impl::index_chunks<Mem>(n, m_chunk);
+  // Every position in a walk over the object (impl::walking_order): each
+  // position's sums are its own, so the order changes only the speed.
+  m_chunks = impl::walking_chunks<Mem>(data.positions, 0.5 * D, m_chunk);
 }
 
 template <class T, class ExecSpace>

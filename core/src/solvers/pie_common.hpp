@@ -10,7 +10,11 @@
 #include <ptyko/kernels/fourier.hpp>
 #include <ptyko/kernels/position_gradient.hpp>
 
+#include <ptyko/core/batching.hpp>
+
 #include <algorithm>
+#include <array>
+#include <numeric>
 #include <vector>
 
 namespace ptyko::impl {
@@ -135,19 +139,38 @@ bool isolated_positions_apply(SolverOptions const& options, Sync<T, ExecSpace> c
          !sync.reads_batch_illumination();
 }
 
-/// Index Views covering 0..n-1 in pieces of at most `chunk`.
+/// Index Views covering `order` (frame indices) in pieces of at most `chunk`.
 template <class Mem>
-std::vector<IndexView<Mem>> index_chunks(int n, int chunk) {
+std::vector<IndexView<Mem>> index_chunks(std::vector<int> const& order, int chunk) {
+  int const n = int(order.size());
   std::vector<IndexView<Mem>> out;
   for (int first = 0; first < n; first += chunk) {
     int const B = std::min(chunk, n - first);
     IndexView<Mem> idx(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::index_chunk"), B);
     auto h = Kokkos::create_mirror_view(idx);
-    for (int b = 0; b < B; ++b) h(b) = first + b;
+    for (int b = 0; b < B; ++b) h(b) = order[first + b];
     Kokkos::deep_copy(idx, h);  // host -> device: chunk indices, once per run
     out.push_back(idx);
   }
   return out;
+}
+
+/// Index Views covering 0..n-1 in pieces of at most `chunk`.
+template <class Mem>
+std::vector<IndexView<Mem>> index_chunks(int n, int chunk) {
+  std::vector<int> order(std::size_t(std::max(0, n)));
+  std::iota(order.begin(), order.end(), 0);
+  return index_chunks<Mem>(order, chunk);
+}
+
+/// index_chunks over the frames in ptyko::walking_order of their positions
+/// (bands of `band` pixel rows). Blocking (copies the positions to the host).
+template <class Mem, class T>
+std::vector<IndexView<Mem>> walking_chunks(PositionView<T, Mem> const& positions, double band, int chunk) {
+  auto const p = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), positions);  // device -> host: positions, once
+  std::vector<std::array<double, 2>> host(p.extent(0));
+  for (std::size_t k = 0; k < host.size(); ++k) host[k] = {double(p(k, 0)), double(p(k, 1))};
+  return index_chunks<Mem>(walking_order(host, band), chunk);
 }
 
 }  // namespace ptyko::impl

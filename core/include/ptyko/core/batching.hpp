@@ -38,6 +38,16 @@ std::vector<std::vector<int>> make_batches(std::vector<std::array<double, 2>> co
 /// depends only on (seed, epoch), so a resumed run repeats it exactly.
 std::vector<int> batch_order(int batches, std::uint64_t seed, int epoch);
 
+/// The positions' indices in an order that walks the object: bands of
+/// `band` pixels of the first coordinate (rows) from the top, along the
+/// second (columns) left to right and back in turns. Positions that are not
+/// finite come last, in their order. For work that visits every position in
+/// no order of its own (DM's and RAAR's passes, position refinement):
+/// consecutive footprints then share most of their object window, in
+/// cache, where the file's order may jump across the object (a spiral
+/// scan's neighbouring indices lie far apart).
+std::vector<int> walking_order(std::vector<std::array<double, 2>> const& positions, double band);
+
 /// SplitMix64: small counter-based generator used for every seeded choice.
 std::uint64_t splitmix64(std::uint64_t& state);
 
