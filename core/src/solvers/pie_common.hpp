@@ -3,14 +3,13 @@
 // per-batch exit-wave update direction, and the all-positions illumination
 // weights of IlluminationNorm::all.
 
+#include <ptyko/core/batching.hpp>
 #include <ptyko/core/impl/cost_slots.hpp>
 #include <ptyko/core/impl/update_sums.hpp>
 #include <ptyko/core/solver.hpp>
 #include <ptyko/kernels/forward.hpp>
 #include <ptyko/kernels/fourier.hpp>
 #include <ptyko/kernels/position_gradient.hpp>
-
-#include <ptyko/core/batching.hpp>
 
 #include <algorithm>
 #include <array>
