@@ -681,10 +681,10 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
                                    format_duration(elapsed));
     auto const& costs = rec.state().cost;
     auto const measured = std::find_if(costs.rbegin(), costs.rend(), [](double c) { return std::isfinite(c); });
-    if (measured != costs.rend() && measured == costs.rbegin())
-      done += fmt::format(", final cost {:.5g}", *measured);
-    else if (measured != costs.rend())  // a run stopped between DM's cost measurements
-      done += fmt::format(", cost {:.5g} at epoch {}", *measured, costs.rend() - measured);
+    if (measured != costs.rend())  // else: no epoch ran, or none measured its cost
+      done += measured == costs.rbegin()
+                  ? fmt::format(", final cost {:.5g}", *measured)
+                  : fmt::format(", cost {:.5g} at epoch {}", *measured, costs.rend() - measured);  // a stop between DM's measurements
     if (truth->active() && !errors.empty() && std::isfinite(errors.back()))
       done += fmt::format(", error against the truth {:.4f}", errors.back());
     log.info(done);

@@ -75,7 +75,7 @@ PositionRefiner<T, ExecSpace>::PositionRefiner(ExecSpace const& space, LocalData
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::PositionRefiner::sums"), std::max(1, n));
   // Every position in a walk over the object (impl::walking_order): each
   // position's sums are its own, so the order changes only the speed.
-  m_chunks = impl::walking_chunks<Mem>(data.positions, 0.5 * D, m_chunk);
+  m_chunks = impl::walking_chunks<Mem>(data.positions, D, m_chunk);
 }
 
 template <class T, class ExecSpace>

@@ -376,10 +376,7 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::DM::probe_at_sums"), M, D, D);
     m_sums_carried = false;
     m_all_tiles = all_tiles<Mem>(H, W);
-    // Positions in bands of D / 2 rows: consecutive footprints share most of
-    // their object window (10 000 frames: 2.36-2.61 -> 2.18-2.25 s per
-    // epoch, docs/performance.md item 58; bands of D / 4 and D alike).
-    m_chunks = walking_chunks<Mem>(data.positions, 0.5 * D, chunk);
+    m_chunks = walking_chunks<Mem>(data.positions, D, chunk);
     m_first.clear();
     for (int first = 0; first < n; first += chunk) m_first.push_back(first);
     // psi_j = P S_j O to start.
