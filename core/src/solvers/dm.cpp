@@ -55,27 +55,41 @@ void reflect_exit_waves(ExecSpace const& space, int B, ComplexView3<T, typename 
       });
 }
 
-/// psi(b) <- beta (psi + projected - po) + (1 - beta) po, po = P S_b O.
+/// psi(b) <- beta (psi + projected - po) + (1 - beta) po, po = P S_b O, and
+/// products(b) = sum_m conj(P_m) psi(b, m) of the new waves: the object sums'
+/// per-patch product (UpdateSums::product_slots), formed while the waves are
+/// in registers instead of in one more pass over them.
 template <class T, class ExecSpace>
 void update_exit_waves(ExecSpace const& space, int B, ComplexView3<T, typename ExecSpace::memory_space> const& probe,
                        ComplexView3<T, typename ExecSpace::memory_space> const& patches,
                        ComplexView4<T, typename ExecSpace::memory_space> const& projected,
-                       ComplexView4<T, typename ExecSpace::memory_space> const& psi, T beta) {
+                       ComplexView4<T, typename ExecSpace::memory_space> const& psi, T beta,
+                       ComplexView3<T, typename ExecSpace::memory_space> const& products) {
   int const M = int(probe.extent(0)), D = int(probe.extent(1));
   auto P = probe;
   auto S = patches;
   auto Y = projected;
   auto X = psi;
+  auto G = products;
   for_each_frame_span(space, "ptyko::DM::update_exit_waves", B, D, KOKKOS_LAMBDA(int b, int i, int j0, int j1) {
         Complex<T> const* s = &S(b, i, 0);
+        Complex<T>* g = &G(b, i, 0);
         for (int m = 0; m < M; ++m) {
           Complex<T> const* p = &P(m, i, 0);
           Complex<T> const* y = &Y(b, m, i, 0);
           Complex<T>* x = &X(b, m, i, 0);
-          for (int j = j0; j < j1; ++j) {
-            Complex<T> const po = p[j] * s[j];
-            x[j] = beta * (x[j] + y[j] - po) + (T(1) - beta) * po;
-          }
+          if (m == 0)
+            for (int j = j0; j < j1; ++j) {
+              Complex<T> const po = p[j] * s[j];
+              x[j] = beta * (x[j] + y[j] - po) + (T(1) - beta) * po;
+              g[j] = math::conj_mul(p[j], x[j]);
+            }
+          else
+            for (int j = j0; j < j1; ++j) {
+              Complex<T> const po = p[j] * s[j];
+              x[j] = beta * (x[j] + y[j] - po) + (T(1) - beta) * po;
+              g[j] += math::conj_mul(p[j], x[j]);
+            }
         }
       });
 }
@@ -467,8 +481,9 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
       });
       if (!m_options.cost_every) cost += fourier_error;
       m_model->fft().inverse(space, waves, waves, FFTNorm::none);
-      update_exit_waves<T>(space, B, state.probe, m_model->patches(), m_waves, psi_of(c), beta);
-      m_sums.accumulate(space, state.probe, m_model->patches(), data.positions, idx, psi_of(c), false);
+      update_exit_waves<T>(space, B, state.probe, m_model->patches(), m_waves, psi_of(c), beta,
+                           m_sums.product_slots(B));
+      m_sums.add_products(space, data.positions, idx);
     }
     Kokkos::deep_copy(space, m_probe_at_sums, state.probe);  // device -> device: probe-sized
     m_sums_carried = true;

@@ -271,6 +271,24 @@ class UpdateSums {
     }
   }
 
+  /// Slots for the products sum_m conj(P_m) delta(b, m) of a chunk of B
+  /// positions, for a caller that forms them in a kernel of its own while
+  /// it writes delta (DM's wave update); then add_products.
+  ComplexView3<T, Mem> product_slots(int B) const {
+    return Kokkos::subview(m_products, std::make_pair(0, B), Kokkos::ALL, Kokkos::ALL);
+  }
+
+  /// accumulate's object sums for the positions `idx`, from the products
+  /// already in product_slots (batches without isolated positions; no probe
+  /// sums).
+  void add_products(ExecSpace const& space, PositionView<T, Mem> const& positions, IndexView<Mem> const& idx) {
+    int const B = int(idx.extent(0));
+    if (B == 0) return;
+    PTYKO_ASSERT(m_isolated_from == no_isolated, "add_products is for batches without isolated positions");
+    add_patches(space, product_slots(B), positions, idx, obj_num);
+    add_illumination(space, positions, idx, obj_w);
+  }
+
   /// target += sum_b S_b^T sum_m |P_m|^2 for the positions `idx`, with the
   /// probe of the last set_probe. On host spaces the scatter also keeps the
   /// largest value it leaves (for reduce: on one rank the batch's maximum
