@@ -90,8 +90,7 @@ void BM_epoch(benchmark::State& state, Variant const& v) {
   auto const opts = options_of(v);
   auto rec = assemble<T>(space, layout, Share::everything(layout), sync, opts);
   int const N = int(layout.positions_px.size());
-  FftFloor<T> floor(space, epoch_batch_sizes(layout, opts, std::size_t(N)), g_config.modes, layout.info.ny,
-                    plan_effort(opts.fft_planner, layout.info.ny));
+  auto floor = epoch_fft_floor<T>(space, layout, opts, std::size_t(N), g_config.modes);
   for (int e = 0; e < g_config.warmup; ++e) rec->step();
 
   std::vector<double> epochs, floors, ratios;
@@ -150,8 +149,7 @@ void breakdown() {
     LocalSync<T, Exec> sync;
     auto const opts = options_of(v);
     auto rec = assemble<T>(space, layout, Share::everything(layout), sync, opts);
-    FftFloor<T> floor(space, epoch_batch_sizes(layout, opts, std::size_t(N)), g_config.modes, layout.info.ny,
-                      plan_effort(opts.fft_planner, layout.info.ny));
+    auto floor = epoch_fft_floor<T>(space, layout, opts, std::size_t(N), g_config.modes);
     for (int e = 0; e < g_config.warmup; ++e) rec->step();
     std::vector<double> floors;
     for (int e = 0; e < K; ++e) floors.push_back(floor.run(space));
