@@ -205,7 +205,7 @@ inline std::vector<int> epoch_batch_sizes(ScanLayout const& layout, SolverOption
 /// (impl::pipeline_chunk: what the solvers transform at a time).
 template <class T>
 std::vector<int> pipeline_schedule(Exec const& space, std::vector<int> const& batches, int D, int modes,
-                                          SolverOptions const& options) {
+                                   SolverOptions const& options) {
   int const largest = batches.empty() ? 1 : std::max(1, *std::max_element(batches.begin(), batches.end()));
   int const chunk = impl::pipeline_chunk<T>(space, D, modes, largest, options.pipeline_chunk);
   std::vector<int> pieces;

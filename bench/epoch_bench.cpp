@@ -15,7 +15,8 @@
 // epoch, the FFT floor of that epoch is measured in the same process: the
 // same number of batched FFTs (one forward and one inverse per frame per
 // mode) with the same library (BatchedFFT2D, FFTNorm::none), in the epoch's
-// batches and in the pipeline's chunks, the faster (FftFloor). Counters (medians over the iterations of a run):
+// batches and in the pipeline's chunks, the faster (FftFloor). Counters
+// (medians over the iterations of a run):
 //   epoch_s       seconds per epoch
 //   floor_s       seconds of the FFT floor of an epoch
 //   floor_ratio   median over iterations of epoch time / floor time
