@@ -74,22 +74,16 @@ void update_exit_waves(ExecSpace const& space, int B, ComplexView3<T, typename E
   for_each_frame_span(space, "ptyko::DM::update_exit_waves", B, D, KOKKOS_LAMBDA(int b, int i, int j0, int j1) {
         Complex<T> const* s = &S(b, i, 0);
         Complex<T>* g = &G(b, i, 0);
+        for (int j = j0; j < j1; ++j) g[j] = Complex<T>(0);
         for (int m = 0; m < M; ++m) {
           Complex<T> const* p = &P(m, i, 0);
           Complex<T> const* y = &Y(b, m, i, 0);
           Complex<T>* x = &X(b, m, i, 0);
-          if (m == 0)
-            for (int j = j0; j < j1; ++j) {
-              Complex<T> const po = p[j] * s[j];
-              x[j] = beta * (x[j] + y[j] - po) + (T(1) - beta) * po;
-              g[j] = math::conj_mul(p[j], x[j]);
-            }
-          else
-            for (int j = j0; j < j1; ++j) {
-              Complex<T> const po = p[j] * s[j];
-              x[j] = beta * (x[j] + y[j] - po) + (T(1) - beta) * po;
-              g[j] += math::conj_mul(p[j], x[j]);
-            }
+          for (int j = j0; j < j1; ++j) {
+            Complex<T> const po = p[j] * s[j];
+            x[j] = beta * (x[j] + y[j] - po) + (T(1) - beta) * po;
+            g[j] += math::conj_mul(p[j], x[j]);
+          }
         }
       });
 }

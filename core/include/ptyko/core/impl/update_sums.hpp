@@ -247,12 +247,9 @@ class UpdateSums {
     int const summed = std::clamp(m_isolated_from - first, 0, B);
     bool const keep = summed < B && !m_isolated_in_pipeline;
     probe_adjoint_product(space, keep ? summed : B, probe, delta, m_products);
-    if (summed > 0) {
-      IndexView<Mem> const head = Kokkos::subview(idx, std::make_pair(0, summed));
-      add_patches(space, Kokkos::subview(m_products, std::make_pair(0, summed), Kokkos::ALL, Kokkos::ALL),
-                  positions, head, obj_num);
-      if (m_isolated_from == no_isolated || !m_isolated_in_pipeline) add_illumination(space, positions, head, obj_w);
-    }
+    if (summed > 0)
+      scatter_products(space, positions, Kokkos::subview(idx, std::make_pair(0, summed)),
+                       m_isolated_from == no_isolated || !m_isolated_in_pipeline);
     if (keep) {  // at their batch slots, which the chunks' own slots never reach again
       ComplexView4<T, Mem> const g =
           Kokkos::subview(delta, std::make_pair(summed, B), Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
@@ -282,11 +279,8 @@ class UpdateSums {
   /// already in product_slots (batches without isolated positions; no probe
   /// sums).
   void add_products(ExecSpace const& space, PositionView<T, Mem> const& positions, IndexView<Mem> const& idx) {
-    int const B = int(idx.extent(0));
-    if (B == 0) return;
     PTYKO_ASSERT(m_isolated_from == no_isolated, "add_products is for batches without isolated positions");
-    add_patches(space, product_slots(B), positions, idx, obj_num);
-    add_illumination(space, positions, idx, obj_w);
+    if (idx.extent(0) > 0) scatter_products(space, positions, idx, true);
   }
 
   /// target += sum_b S_b^T sum_m |P_m|^2 for the positions `idx`, with the
@@ -418,6 +412,14 @@ class UpdateSums {
     if (!m_probe_num_zero) Kokkos::deep_copy(space, probe_num, Complex<T>(0));
     m_probe_num_zero = true;
     Kokkos::deep_copy(space, probe_w, T(0));
+  }
+
+  /// obj_num += S^T of the products in product_slots for the positions
+  /// `idx`, and with `illumination` obj_w += S^T sum_m |P_m|^2.
+  void scatter_products(ExecSpace const& space, PositionView<T, Mem> const& positions, IndexView<Mem> const& idx,
+                        bool illumination) {
+    add_patches(space, product_slots(int(idx.extent(0))), positions, idx, obj_num);
+    if (illumination) add_illumination(space, positions, idx, obj_w);
   }
 
   static constexpr int no_isolated = std::numeric_limits<int>::max();
