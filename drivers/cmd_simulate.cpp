@@ -38,6 +38,9 @@ void add_simulate(CLI::App& app, Action& action) {
   cmd->add_option("--pixel-size", opts->pixel_size_m, "Detector pixel size, m")->capture_default_str();
   cmd->add_option("--dead-pixels", opts->dead_pixel_fraction, "Fraction of masked (dead) detector pixels")
       ->capture_default_str();
+  cmd->add_flag("--diverging", opts->diverging_probe,
+                "The beam diverges at the sample (the sample downstream of the probe's focus; default: upstream, "
+                "converging)");
   action = nullptr;
   cmd->callback([&action, opts, out, scan, precision] {
     action = [opts, out, scan, precision](parallel::Environment& env) {

@@ -69,8 +69,11 @@ void inverse_dft2(std::vector<cplx>& a, int D) {
 HostComplex3 make_probe(SimulationOptions const& o) {
   int const D = o.detector, M = o.modes;
   double const k_r = 0.15 * D;  // pupil radius in frequency bins
-  // A ray at frequency k lands at -D c k pixels: diameter 2 D c k_r.
-  double const c = o.probe_diameter_fraction / (2 * k_r);
+  // A ray at frequency k lands at -D c k pixels: diameter 2 D |c| k_r.
+  // The pupil's defocus phase pi c |k|^2: c > 0 is the field upstream of the
+  // focus (Fresnel propagation by z multiplies the angular spectrum by
+  // exp(-i pi lambda z |f|^2) under this FFT's sign), c < 0 downstream.
+  double const c = (o.diverging_probe ? -1 : 1) * o.probe_diameter_fraction / (2 * k_r);
   auto poly = [&](int m, double ky, double kx) -> double {
     double const u = kx / k_r, v = ky / k_r;
     switch (m % 6) {

@@ -138,6 +138,38 @@ TEST(Simulate, InvalidOptionsAreRefused) {
   EXPECT_THROW(parse_scan_pattern("spiral"), UserError);
 }
 
+// A diverging beam (the sample downstream of the focus) is the converging
+// one's twin: mode 0 is its complex conjugate mirrored through the centre
+// (D/2, D/2), up to the power scale that each dataset's counts set.
+TEST(Simulate, DivergingProbeIsTheConvergingOnesTwin) {
+  SimulationOptions o;
+  o.frames = 16;
+  o.detector = 32;
+  o.modes = 1;
+  CxiContents const converging = simulate(o);
+  o.diverging_probe = true;
+  CxiContents const diverging = simulate(o);
+  auto const& a = converging.truth->probe;
+  auto const& b = diverging.truth->probe;
+  int const D = o.detector;
+  double na = 0, nb = 0;
+  for (std::size_t k = 0; k < a.span(); ++k) {
+    na += Kokkos::abs(a.data()[k]) * Kokkos::abs(a.data()[k]);
+    nb += Kokkos::abs(b.data()[k]) * Kokkos::abs(b.data()[k]);
+  }
+  double twin = 0, same = 0;
+  for (int y = 0; y < D; ++y)
+    for (int x = 0; x < D; ++x) {
+      Complex<double> const u = a(0, (D - y) % D, (D - x) % D) / std::sqrt(na);
+      Complex<double> const v = b(0, y, x) / std::sqrt(nb);
+      Complex<double> const w = a(0, y, x) / std::sqrt(na);
+      twin += Kokkos::abs(v - Kokkos::conj(u)) * Kokkos::abs(v - Kokkos::conj(u));
+      same += Kokkos::abs(v - w) * Kokkos::abs(v - w);
+    }
+  EXPECT_LT(std::sqrt(twin), 1e-9);
+  EXPECT_GT(std::sqrt(same), 0.5);  // the defocus is there: the twins differ
+}
+
 TEST(Simulate, RasterAndMaskOptions) {
   SimulationOptions o;
   o.frames = 25;

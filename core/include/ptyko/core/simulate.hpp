@@ -27,6 +27,10 @@ struct SimulationOptions {
   double distance_m = 3.0;
   double pixel_size_m = 75e-6;
   double probe_diameter_fraction = 0.45;  ///< probe diameter / D (90 % power)
+  /// The beam diverges at the sample (the sample sits downstream of the
+  /// probe's focus); false: it converges (upstream). The two probes are each
+  /// other's complex conjugates, and a reconstruction must not favour either.
+  bool diverging_probe = false;
   double dead_pixel_fraction = 0;         ///< masked random pixels (0: no mask)
 };
 
