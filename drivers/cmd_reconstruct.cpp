@@ -26,6 +26,7 @@
 #include <ptyko/core/illumination.hpp>
 #include <ptyko/core/images.hpp>
 #include <ptyko/core/metrics.hpp>
+#include <ptyko/core/probe_focus.hpp>
 #include <ptyko/core/probe_modes.hpp>
 #include <ptyko/core/reconstruction.hpp>
 #include <ptyko/core/result_file.hpp>
@@ -42,6 +43,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cerrno>
 #include <cmath>
 #include <csignal>
@@ -504,29 +506,50 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
                            input, 100 * overlap, step, d));
   }
 
+  std::vector<std::array<double, 2>> kept_file_positions;  // batches and refinement's limit follow the file's
+  kept_file_positions.reserve(kept.size());
+  for (std::size_t n : kept) kept_file_positions.push_back(file_positions[n]);
+
   // 3. The state: afresh, or cut from the checkpoint.
   State<T, Exec> state;
+  ProbeFocus focus = parse_probe_focus(cfg.probe_focus);
   if (checkpoint) {
     state = state_from_checkpoint<T, Exec>(space, *checkpoint, dec.tile_y, dec.tile_x, dec.tile_height,
                                            dec.tile_width);
   } else {
     double const diameter = cfg.probe_diameter > 0 ? cfg.probe_diameter : default_probe_diameter(step, layout.info.ny);
+    if (guess.extent(0) > 0 && focus != ProbeFocus::automatic)
+      log.warn(fmt::format("--probe-focus {}: the probe starts from the given guess, so the side of the focus is "
+                           "the guess's; --probe-focus only places a probe computed from the data",
+                           cfg.probe_focus));
+    if (guess.extent(0) == 0 && focus == ProbeFocus::automatic) {
+      // The data choose the side (core/probe_focus.hpp).
+      auto const t0 = std::chrono::steady_clock::now();
+      ProbeFocusTrial const trial = choose_probe_focus<T, Exec>(space, data, *strategy, dec.tile_height,
+                                                                dec.tile_width, resolved, diameter, positions,
+                                                                kept_file_positions);
+      focus = trial.focus;
+      log.info(fmt::format("reconstruct: computed probe {} of the focus ({} rPIE epochs from each side in {:.2g} s: "
+                           "cost {:.5g} from upstream, {:.5g} from downstream; --probe-focus sets the side)",
+                           to_string(focus), trial.epochs,
+                           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                           trial.upstream_cost, trial.downstream_cost));
+    }
     state = initial_state<T, Exec>(space, data, *strategy, dec.tile_height, dec.tile_width, guess, cfg.solver.modes,
-                                   cfg.solver.seed, diameter);
+                                   cfg.solver.seed, diameter,
+                                   focus == ProbeFocus::automatic ? ProbeFocus::upstream : focus);
     state.tile_y = dec.tile_y;
     state.tile_x = dec.tile_x;
   }
   // How the frames are held (uint16 counts unless some rank's are not counts).
   double all_counts = data.frames.is_counts() ? 1.0 : 0.0;
   comm.allreduce(&all_counts, 1, Datatype::float64, ReduceOp::min);
-  std::vector<std::array<double, 2>> kept_file_positions;  // batches and refinement's limit follow the file's
-  kept_file_positions.reserve(kept.size());
-  for (std::size_t n : kept) kept_file_positions.push_back(file_positions[n]);
   Reconstruction<T, Exec> rec(space, std::move(data), std::move(state), resolved, *strategy, positions,
                               kept_file_positions);
   SolverOptions const& opts = rec.options();
   RunConfig ran = resolved_config(cfg, opts, input, job.output);
   ran.solver.modes = rec.state().modes();
+  if (!checkpoint && guess.extent(0) == 0) ran.probe_focus = to_string(focus);  // the side the trial chose
   comm.take_bytes_moved();  // the set-up's traffic is not the first epoch's
 
   log.info(fmt::format("reconstruct: {} frames of {}x{} ({}) from {}, {} on {} rank(s) ({}), {} precision, {} mode(s)",

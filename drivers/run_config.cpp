@@ -1,6 +1,7 @@
 #include "run_config.hpp"
 #include "toml_io.hpp"
 
+#include <ptyko/core/probe_modes.hpp>
 #include <ptyko/kernels/error.hpp>
 #include <ptyko/parallel/strategy.hpp>
 
@@ -343,6 +344,10 @@ std::vector<OptionDef> const& options() {
     t.push_back(option("probe", "diameter", "--probe-diameter",
         "Initial probe diameter in object pixels when the file has no probe guess (0: step / 0.3, a 70 % overlap scan)",
         [](RunConfig& c) -> auto& { return c.probe_diameter; }));
+    t.push_back(option("probe", "focus", "--probe-focus",
+        "Side of the focus the sample sits on, for a probe computed from the data (no guess): upstream "
+        "(converging beam), downstream (diverging) or auto (3-10 rPIE epochs from each, the lower cost wins)",
+        [](RunConfig& c) -> auto& { return c.probe_focus; }));
     // -- [object]
     t.push_back(option("object", "clip", "--object-clip", "Clip the object amplitude at 1",
         [](RunConfig& c) -> auto& { return c.solver.object_clip; }, Flag::sets_true));
@@ -580,6 +585,7 @@ void finish_run_config(RunConfig& c) {
                 "--fourier-relax must be in [0, 1) (0: the plain modulus projection), got ",
                 c.fourier_relax.value_or(0));
   PTYKO_REQUIRE(c.probe_diameter >= 0, "--probe-diameter must be >= 0 pixels, got ", c.probe_diameter);
+  parse_probe_focus(c.probe_focus);  // a UserError naming --probe-focus and its values
   PTYKO_REQUIRE(c.error_every >= 0, "--error-every must be >= 0, got ", c.error_every);
   PTYKO_REQUIRE(c.checkpoint_every >= 0, "--checkpoint-every must be >= 0, got ", c.checkpoint_every);
   PTYKO_REQUIRE(c.sync_every >= 1, "--sync-every must be >= 1, got ", c.sync_every);

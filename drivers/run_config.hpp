@@ -37,6 +37,7 @@ struct RunConfig {
   std::string fft_planner = "auto";
   // -- [probe]
   double probe_diameter = 0;  ///< initial probe size without a guess (0: from the scan step)
+  std::string probe_focus = "auto";  ///< side of the focus of a computed probe: auto, upstream, downstream
   std::string probe_guess;    ///< --probe FILE[:DATASET]: the initial probe (else the input's guess)
   // -- [parallel]
   std::string strategy = "neighbor";  ///< exact, and on every scan measured faster than full-sync at P > 1

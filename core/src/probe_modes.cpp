@@ -142,8 +142,9 @@ double pattern_radius(std::vector<double> const& pattern_corner, int D) {
 }  // namespace
 
 HostComplex3 initial_probe_from_pattern(std::vector<double> const& mean_corner, int D, int modes,
-                                        std::uint64_t seed, double power, double diameter) {
+                                        std::uint64_t seed, double power, double diameter, ProbeFocus focus) {
   PTYKO_ASSERT(mean_corner.size() == std::size_t(D) * D, "mean pattern is not ", D, " x ", D);
+  PTYKO_ASSERT(focus != ProbeFocus::automatic, "initial_probe_from_pattern: choose a side of the focus first");
   std::mt19937_64 rng(seed ^ 0x70726f6265ULL);
   std::vector<double> amp(mean_corner.size());
   for (std::size_t k = 0; k < amp.size(); ++k) amp[k] = std::sqrt(std::max(mean_corner[k], 0.0));
@@ -153,7 +154,9 @@ HostComplex3 initial_probe_from_pattern(std::vector<double> const& mean_corner, 
   // A ray at frequency k lands at -D c k pixels, so the defocus c spreads the
   // probe over a diameter of about 2 D c k_r; two corrections on the
   // measured diameter absorb what the ray picture misses.
-  double c = diameter / (2.0 * D * pattern_radius(mean_corner, D));
+  // Upstream of the focus (a converging beam) the defocus phase is +pi c k^2,
+  // downstream -pi c k^2 (docs/conventions.md): the twins.
+  double c = (focus == ProbeFocus::downstream ? -1 : 1) * diameter / (2.0 * D * pattern_radius(mean_corner, D));
   for (int pass = 0; pass < 3; ++pass) {
     back_propagate(amp, noise, c, D, &probe(0, 0, 0));
     auto first = Kokkos::subview(probe, std::make_pair(0, 1), Kokkos::ALL, Kokkos::ALL);
@@ -166,6 +169,21 @@ HostComplex3 initial_probe_from_pattern(std::vector<double> const& mean_corner, 
   add_perturbed_modes(probe, 1, rng);
   orthonormalise_and_scale(probe, power);
   return probe;
+}
+
+ProbeFocus parse_probe_focus(std::string const& name) {
+  if (name == "auto") return ProbeFocus::automatic;
+  if (name == "upstream") return ProbeFocus::upstream;
+  if (name == "downstream") return ProbeFocus::downstream;
+  throw UserError("--probe-focus '" + name + "' is not a side of the focus: use auto, upstream or downstream");
+}
+
+std::string to_string(ProbeFocus focus) {
+  switch (focus) {
+    case ProbeFocus::upstream: return "upstream";
+    case ProbeFocus::downstream: return "downstream";
+    default: return "auto";
+  }
 }
 
 double default_probe_diameter(double typical_step_px, int D) {

@@ -66,13 +66,13 @@ template <class T, class ExecSpace>
 State<T, ExecSpace> initial_state(ExecSpace const& space, LocalData<T, ExecSpace> const& data,
                                   Sync<T, ExecSpace>& sync, int tile_height, int tile_width,
                                   HostComplex3 const& guess, int modes, std::uint64_t seed,
-                                  double probe_diameter) {
+                                  double probe_diameter, ProbeFocus focus) {
   int const D = data.detector();
   auto [pattern, counts] = mean_pattern(space, data, sync);
   PTYKO_REQUIRE(counts > 0, "the frames hold no counts at all: nothing to reconstruct");
   if (modes <= 0) modes = guess.extent(0) > 0 ? int(guess.extent(0)) : 1;
   HostComplex3 probe = guess.extent(0) > 0 ? initial_probe_from_guess(guess, modes, seed, counts)
-                                           : initial_probe_from_pattern(pattern, D, modes, seed, counts, probe_diameter);
+                                           : initial_probe_from_pattern(pattern, D, modes, seed, counts, probe_diameter, focus);
   State<T, ExecSpace> state;
   using Mem = typename ExecSpace::memory_space;
   state.object = make_object_field<ComplexView2<T, Mem>>(space, "ptyko::State::object", tile_height, tile_width,
@@ -296,7 +296,7 @@ EpochReport Reconstruction<T, ExecSpace>::step() {
   template State<T, Kokkos::DefaultExecutionSpace> initial_state<T, Kokkos::DefaultExecutionSpace>( \
       Kokkos::DefaultExecutionSpace const&, LocalData<T, Kokkos::DefaultExecutionSpace> const&,      \
       Sync<T, Kokkos::DefaultExecutionSpace>&, int, int, HostComplex3 const&, int, std::uint64_t,    \
-      double);                                                                                       \
+      double, ProbeFocus);                                                                           \
   template class Reconstruction<T, Kokkos::DefaultExecutionSpace>;
 PTYKO_INSTANTIATE(float)
 PTYKO_INSTANTIATE(double)

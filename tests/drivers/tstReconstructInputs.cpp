@@ -245,6 +245,12 @@ TEST_F(Inputs, UnknownNoiseModelListsTheValidOnes) {
   expect_rejected(args("scan.cxi", {"--noise", "laplace"}), {"--noise 'laplace'", "gaussian", "poisson"});
 }
 
+TEST_F(Inputs, UnknownProbeFocusListsTheValidOnes) {
+  good();
+  expect_rejected(args("scan.cxi", {"--probe-focus", "sideways"}),
+                  {"--probe-focus 'sideways'", "auto", "upstream", "downstream"});
+}
+
 TEST_F(Inputs, BatchSizeZero) {
   good();
   expect_rejected(args("scan.cxi", {"--batch-size", "0"}), {"--batch-size", ">= 1", "got 0"});

@@ -8,20 +8,39 @@
 
 #include <complex>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace ptyko {
 
+/// Which side of the probe's focus the sample sits on, for a probe computed
+/// from the data. The two sides' probes are twins (each the other's complex
+/// conjugate, mirrored through the centre) with the same mean pattern, so
+/// the pattern cannot tell them apart, and a start on the wrong side is not
+/// left by the solvers (docs/solvers.md). `automatic`: tried both ways
+/// (core/probe_focus.hpp).
+enum class ProbeFocus {
+  automatic,
+  upstream,   ///< the beam converges at the sample
+  downstream  ///< the beam diverges at the sample
+};
+
+/// "auto", "upstream" or "downstream"; UserError naming --probe-focus otherwise.
+ProbeFocus parse_probe_focus(std::string const& name);
+std::string to_string(ProbeFocus focus);
+
 /// Initial probe from data alone: the back-propagated square root of the
 /// mean diffraction pattern (corner-centred, D x D), with a defocus phase
-/// that spreads it to `diameter` pixels (90 % power) and a smooth random phase
-/// of about 1 rad that breaks the symmetry of a flat phase; centred in real
-/// space. The size matters: a probe far smaller than the real one can keep
-/// rPIE/LSQML from ever finding it (docs/solvers.md). Extra modes are mode 0
-/// times smooth random fields, at 5 % of its power, then orthogonalised.
-/// Scaled so that the summed power of all modes is `power`.
+/// that spreads it to `diameter` pixels (90 % power), to the side of the
+/// focus `focus` names (not automatic), and a smooth random phase of about
+/// 1 rad that breaks the symmetry of a flat phase; centred in real space. The
+/// size matters: a probe far smaller than the real one can keep rPIE/LSQML
+/// from ever finding it (docs/solvers.md). Extra modes are mode 0 times
+/// smooth random fields, at 5 % of its power, then orthogonalised. Scaled so
+/// that the summed power of all modes is `power`.
 HostComplex3 initial_probe_from_pattern(std::vector<double> const& mean_pattern_corner, int D,
-                                        int modes, std::uint64_t seed, double power, double diameter);
+                                        int modes, std::uint64_t seed, double power, double diameter,
+                                        ProbeFocus focus);
 
 /// Probe diameter to start from when the user gives none: the scan's typical
 /// step over (1 - 0.7), i.e. the probe of a 70 % overlap scan, the usual design.

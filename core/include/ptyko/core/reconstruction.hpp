@@ -5,6 +5,7 @@
 // test) builds the LocalData and the Sync, then calls step() per epoch.
 
 #include <ptyko/core/cxi.hpp>
+#include <ptyko/core/probe_modes.hpp>
 #include <ptyko/core/solver.hpp>
 #include <ptyko/core/state.hpp>
 #include <ptyko/core/sync.hpp>
@@ -39,14 +40,16 @@ std::pair<std::vector<double>, double> mean_pattern(ExecSpace const& space, Loca
                                                     Sync<T, ExecSpace>& sync);
 
 /// An initial state: object tile of ones (H, W), probe from `guess` when it
-/// has modes, else from the mean pattern spread to `probe_diameter` pixels;
-/// probe power set to the mean counts. Identical on every rank for the same
-/// seed. Collective (mean pattern).
+/// has modes, else from the mean pattern spread to `probe_diameter` pixels
+/// on the side of the focus `focus` names (upstream, as `ptyko simulate`'s
+/// data, unless told; choose_probe_focus decides it from the data); probe
+/// power set to the mean counts. Identical on every rank for the same seed.
+/// Collective (mean pattern).
 template <class T, class ExecSpace>
 State<T, ExecSpace> initial_state(ExecSpace const& space, LocalData<T, ExecSpace> const& data,
                                   Sync<T, ExecSpace>& sync, int tile_height, int tile_width,
                                   HostComplex3 const& guess, int modes, std::uint64_t seed,
-                                  double probe_diameter);
+                                  double probe_diameter, ProbeFocus focus = ProbeFocus::upstream);
 
 template <class T, class ExecSpace>
 class Reconstruction {

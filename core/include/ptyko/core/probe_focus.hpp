@@ -1,0 +1,56 @@
+#pragma once
+// The side of the focus for a probe computed from the data. A sample
+// upstream of a focusing optic (the beam converging) and one as far
+// downstream (diverging) see twin probes, each the other's complex
+// conjugate mirrored through the centre; their mean patterns are the same,
+// so the data's mean cannot choose, and beamlines use both sides. A start on
+// the wrong side stays with the true probe's twin: object errors 0.31-0.41
+// against 0.01-0.05 after 100 epochs (docs/solvers.md). The data can choose
+// within a few epochs: started from the wrong side, rPIE's cost is 2.6-20
+// times higher after 3 epochs on most scans, so a short rPIE run from each
+// side decides. Where the sides part slowly (a probe much larger than the
+// start's diameter: 1 % apart after 3 epochs, 34 % after 10), the trial runs
+// longer; where they never part (a probe at its focus), either side serves.
+
+#include <ptyko/core/probe_modes.hpp>
+#include <ptyko/core/solver.hpp>
+#include <ptyko/core/state.hpp>
+#include <ptyko/core/sync.hpp>
+
+#include <array>
+#include <vector>
+
+namespace ptyko {
+
+/// rPIE epochs of each side's trial: at least the first, at most the second;
+/// it stops earlier once one side's cost is the decisive ratio times the
+/// other's.
+inline constexpr int probe_focus_min_epochs = 3;
+inline constexpr int probe_focus_max_epochs = 10;
+inline constexpr double probe_focus_decisive_ratio = 2.0;
+
+/// What choose_probe_focus found.
+struct ProbeFocusTrial {
+  ProbeFocus focus = ProbeFocus::upstream;  ///< the side whose trial ended at the lower cost
+  double upstream_cost = 0;                 ///< mean cost per frame after the upstream trial
+  double downstream_cost = 0;               ///< the same from the downstream start
+  int epochs = 0;                           ///< rPIE epochs each side ran
+};
+
+/// Starts from each side's computed probe (initial_state with no guess) and
+/// runs rPIE epochs with the run's batching, noise model, modes, seed, probe
+/// support and probe updates, both sides in turn, between
+/// probe_focus_min_epochs and probe_focus_max_epochs of them (see above);
+/// returns the side whose last epoch's cost is lower (upstream on a tie).
+/// The run itself then starts afresh from that side's probe; nothing of the
+/// trials is kept. Both trials' states are held at once.
+/// `tile_height` x `tile_width`: this rank's object tile (at data.tile_y,
+/// data.tile_x). Collective: every rank gets the same answer.
+template <class T, class ExecSpace>
+ProbeFocusTrial choose_probe_focus(ExecSpace const& space, LocalData<T, ExecSpace> const& data,
+                                   Sync<T, ExecSpace>& sync, int tile_height, int tile_width,
+                                   SolverOptions const& run, double probe_diameter,
+                                   std::vector<std::array<double, 2>> const& all_positions,
+                                   std::vector<std::array<double, 2>> const& file_positions = {});
+
+}  // namespace ptyko
