@@ -71,8 +71,9 @@ State<T, ExecSpace> initial_state(ExecSpace const& space, LocalData<T, ExecSpace
   auto [pattern, counts] = mean_pattern(space, data, sync);
   PTYKO_REQUIRE(counts > 0, "the frames hold no counts at all: nothing to reconstruct");
   if (modes <= 0) modes = guess.extent(0) > 0 ? int(guess.extent(0)) : 1;
-  HostComplex3 probe = guess.extent(0) > 0 ? initial_probe_from_guess(guess, modes, seed, counts)
-                                           : initial_probe_from_pattern(pattern, D, modes, seed, counts, probe_diameter, focus);
+  HostComplex3 probe = guess.extent(0) > 0
+                           ? initial_probe_from_guess(guess, modes, seed, counts)
+                           : initial_probe_from_pattern(pattern, D, modes, seed, counts, probe_diameter, focus);
   State<T, ExecSpace> state;
   using Mem = typename ExecSpace::memory_space;
   state.object = make_object_field<ComplexView2<T, Mem>>(space, "ptyko::State::object", tile_height, tile_width,

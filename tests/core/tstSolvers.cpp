@@ -653,14 +653,15 @@ TEST(ProbeStart, EitherSideOfTheFocusConverges) {
   sim.diverging_probe = true;
   Dataset const& downstream = dataset("diverging", sim);
   // Limits as SolverConvergence's on the upstream data (default_dataset).
-  std::tuple<char const*, int, double> const cases[] = {{"rpie", 100, 0.05}, {"lsqml", 100, 0.05}, {"dm", 60, 0.075}};
+  std::tuple<char const*, int, double> const cases[] = {
+      {"rpie", 100, 0.05}, {"lsqml", 100, 0.05}, {"dm", 60, 0.075}};
   for (auto const& [solver, epochs, max_error] : cases) {
     RunResult const& run = cached_run<float>(std::string("diverging_") + solver, downstream,
                                              solver_options(solver, epochs));
     std::printf("%s, sample downstream of the focus: trial costs %.4g upstream, %.4g downstream; cost ratio %.4f, "
                 "error %.4f after %d epochs\n",
-                solver, run.focus.upstream_cost, run.focus.downstream_cost, mean_of_last(run.cost, 5) / run.cost.front(),
-                run.error, epochs);
+                solver, run.focus.upstream_cost, run.focus.downstream_cost,
+                mean_of_last(run.cost, 5) / run.cost.front(), run.error, epochs);
     SCOPED_TRACE(solver);
     EXPECT_EQ(run.focus.focus, ProbeFocus::downstream);
     // Measured: the wrong side's trial ends 16-20 times higher (ptyko's start of
