@@ -1,4 +1,5 @@
 #include <ptyko/core/batching.hpp>
+#include <ptyko/core/masked_power.hpp>
 #include <ptyko/core/position_refinement.hpp>
 #include <ptyko/core/probe_modes.hpp>
 #include <ptyko/core/reconstruction.hpp>
@@ -71,6 +72,12 @@ State<T, ExecSpace> initial_state(ExecSpace const& space, LocalData<T, ExecSpace
   auto [pattern, counts] = mean_pattern(space, data, sync);
   PTYKO_REQUIRE(counts > 0, "the frames hold no counts at all: nothing to reconstruct");
   if (modes <= 0) modes = guess.extent(0) > 0 ? int(guess.extent(0)) : 1;
+  if (guess.extent(0) == 0 && data.mask.extent(0) > 0) {
+    // The beam behind a beam stop or a masked centre, interpolated: a probe
+    // from the pattern as measured would lack it (masked_power.hpp).
+    auto const h_mask = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), data.mask);  // device -> host: mask
+    fill_unmeasured(pattern, std::vector<std::uint8_t>(h_mask.data(), h_mask.data() + h_mask.span()), D);
+  }
   HostComplex3 probe = guess.extent(0) > 0
                            ? initial_probe_from_guess(guess, modes, seed, counts)
                            : initial_probe_from_pattern(pattern, D, modes, seed, counts, probe_diameter, focus);
@@ -83,6 +90,12 @@ State<T, ExecSpace> initial_state(ExecSpace const& space, LocalData<T, ExecSpace
   auto h_probe = Kokkos::create_mirror_view(state.probe);
   for (std::size_t k = 0; k < probe.span(); ++k) h_probe.data()[k] = Complex<T>(probe.data()[k]);
   Kokkos::deep_copy(space, state.probe, h_probe);  // host -> device: initial probe
+  if (data.mask.extent(0) > 0) {
+    // Scaled to the counts on the measured pixels, not to all (masked_power.hpp).
+    MaskedPower<T, ExecSpace> masked(space, modes, D);
+    double const f = masked.fraction(space, state.probe, data.mask);
+    scale(space, state.probe, T(std::sqrt(probe_power_for_counts(counts, f) / counts)));
+  }
   fence(space, "ptyko::initial_state");
   return state;
 }
@@ -118,6 +131,8 @@ Reconstruction<T, ExecSpace>::Reconstruction(ExecSpace const& space, LocalData<T
   int max_local = 1;
   for (auto const& b : m_batches) max_local = std::max(max_local, int(b.local.extent(0)));
   m_power = mean_pattern(m_space, m_data, m_sync).second;
+  if (m_data.mask.extent(0) > 0)
+    m_masked_power = std::make_unique<MaskedPower<T, ExecSpace>>(m_space, m_state.modes(), m_data.detector());
   m_solver->setup(m_space, m_data, m_state, m_options, max_local);
   int const M = m_state.modes();
   if (M > 1)
@@ -256,7 +271,8 @@ EpochReport Reconstruction<T, ExecSpace>::step() {
     // (so |O| ~ 1 where the sample is transparent), rescaling O to match.
     double const total = std::accumulate(powers.begin(), powers.end(), 0.0);
     if (m_options.rescale_every > 0 && (epoch + 1) % m_options.rescale_every == 0 && total > 0) {
-      double const c = std::sqrt(m_power / total);
+      double const f = m_masked_power ? m_masked_power->fraction(m_space, m_state.probe, m_data.mask) : 0;
+      double const c = std::sqrt(probe_power_for_counts(m_power, f) / total);
       scale(m_space, m_state.probe, T(c));
       scale(m_space, m_state.object, T(1 / c));
       for (auto& p : powers) p *= c * c;

@@ -31,6 +31,8 @@ struct EpochReport {
 
 template <class T, class ExecSpace>
 class PositionRefiner;
+template <class T, class ExecSpace>
+class MaskedPower;
 
 /// Mean diffraction pattern over all ranks' frames (corner-centred D x D, on
 /// the host) and the mean total counts per frame over measured pixels.
@@ -76,7 +78,6 @@ class Reconstruction {
   State<T, ExecSpace> const& state() const { return m_state; }
   LocalData<T, ExecSpace> const& data() const { return m_data; }
   SolverOptions const& options() const { return m_options; }
-  double target_probe_power() const { return m_power; }
   /// This rank's positions that the solver updates directly, without
   /// object-shaped sums (LocalBatch::isolated), over all batches.
   /// Every frame's probe position (global object pixels), as refined so
@@ -105,6 +106,9 @@ class Reconstruction {
   std::unique_ptr<PositionRefiner<T, ExecSpace>> m_refiner;  ///< made on the first refinement
   ComplexView2<T, typename ExecSpace::memory_space> m_mode_mix;  ///< the modes' recombination, M x M (M > 1)
   double m_power = 0;  ///< measured mean counts per frame
+  /// The probe's far-field share on masked pixels, when some are (the
+  /// probe's power is the counts over the rest: masked_power.hpp).
+  std::unique_ptr<MaskedPower<T, ExecSpace>> m_masked_power;
 };
 
 }  // namespace ptyko
