@@ -34,10 +34,10 @@ namespace {
 using namespace ptyko;
 using Exec = Kokkos::DefaultExecutionSpace;
 
-/// A small simulated scan, 144 positions of 16 x 16 with 2 modes, wide
-/// enough (a step of half the frame) that sparse batches hold positions
-/// whose footprints meet no other (the direct updates); written once,
-/// removed when the tests end.
+/// A small simulated scan, 144 positions of 16 x 16 with 2 modes and 2 %
+/// dead (masked) pixels, wide enough (a step of half the frame) that sparse
+/// batches hold positions whose footprints meet no other (the direct
+/// updates); written once, removed when the tests end.
 std::filesystem::path const& dataset_path() {
   static std::filesystem::path const path = [] {
     SimulationOptions sim;
@@ -45,6 +45,7 @@ std::filesystem::path const& dataset_path() {
     sim.detector = 16;
     sim.step_px = 8;
     sim.seed = 3;
+    sim.dead_pixel_fraction = 0.02;  // masked pixels: the normalisations measure the masked power
     std::filesystem::path p = test::temp_path("epoch-allocations.cxi");
     cxi_write(p.string(), simulate(sim));
     return p;
