@@ -38,6 +38,10 @@ void add_simulate(CLI::App& app, Action& action) {
   cmd->add_option("--pixel-size", opts->pixel_size_m, "Detector pixel size, m")->capture_default_str();
   cmd->add_option("--dead-pixels", opts->dead_pixel_fraction, "Fraction of masked (dead) detector pixels")
       ->capture_default_str();
+  cmd->add_option("--flux-jitter", opts->flux_jitter,
+                  "Relative rms of each frame's incident flux (a beam that varies between frames; no monitor is "
+                  "written, the truth keeps the fluxes)")
+      ->capture_default_str();
   cmd->add_flag("--diverging", opts->diverging_probe,
                 "The beam diverges at the sample (the sample downstream of the probe's focus; default: upstream, "
                 "converging)");

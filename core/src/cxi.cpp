@@ -48,6 +48,7 @@ constexpr char const* k_truth = "/entry_1/ptyko_truth";
 constexpr char const* k_truth_object = "/entry_1/ptyko_truth/object";
 constexpr char const* k_truth_probe = "/entry_1/ptyko_truth/probe";
 constexpr char const* k_truth_positions = "/entry_1/ptyko_truth/positions_px";
+constexpr char const* k_truth_flux = "/entry_1/ptyko_truth/relative_flux";
 
 // Above this a file's "energy" cannot be in joules: 1e-12 J is 6 MeV, beyond
 // any photon or electron source used for ptychography.
@@ -832,6 +833,7 @@ std::optional<CxiTruth> cxi_read_truth(CxiInfo const& info) {
                 shape_string(pdims), "; expected (N, 2) pixel positions (y, x)");
   truth.positions_px.resize(pdims[0]);
   for (std::size_t n = 0; n < pdims[0]; ++n) truth.positions_px[n] = {pos[2 * n], pos[2 * n + 1]};
+  if (h5::exists(f, k_truth_flux)) truth.relative_flux = h5::read<double>(f, k_truth_flux);
   return truth;
 }
 
@@ -860,6 +862,8 @@ void cxi_write(std::string const& path, CxiContents const& c) {
                   ": the ground truth lacks its object or probe");
     PTYKO_REQUIRE(c.truth->positions_px.size() == n, path, ": ", n, " frames but ",
                   c.truth->positions_px.size(), " true positions");
+    PTYKO_REQUIRE(c.truth->relative_flux.empty() || c.truth->relative_flux.size() == n, path, ": ", n,
+                  " frames but ", c.truth->relative_flux.size(), " true fluxes");
   }
 
   h5::AtomicFile out(path);
@@ -911,6 +915,7 @@ void cxi_write(std::string const& path, CxiContents const& c) {
       pos[2 * k + 1] = c.truth->positions_px[k][1];
     }
     h5::write(f, k_truth_positions, pos.data(), {n, 2});
+    if (!c.truth->relative_flux.empty()) h5::write(f, k_truth_flux, c.truth->relative_flux.data(), {n});
   }
   out.commit();
 }

@@ -26,6 +26,7 @@ void validate(SimulationOptions const& o) {
   PTYKO_REQUIRE(o.detector >= 8 && o.detector <= 4096, "--detector must be in [8, 4096], got ",
                 o.detector);
   PTYKO_REQUIRE(o.modes >= 1 && o.modes <= max_probe_modes, "--modes must be in [1, ", max_probe_modes, "], got ", o.modes);
+  PTYKO_REQUIRE(o.flux_jitter >= 0 && o.flux_jitter <= 1, "--flux-jitter must be in [0, 1], got ", o.flux_jitter);
   PTYKO_REQUIRE(o.photons > 0 && std::isfinite(o.photons), "--photons must be positive, got ",
                 o.photons);
   PTYKO_REQUIRE(o.step_px >= 0 && std::isfinite(o.step_px), "--step must be >= 0 pixels, got ",
@@ -316,10 +317,17 @@ CxiContents simulate(SimulationOptions const& o) {
   CxiContents out;
   out.geometry = g;
   out.frames = HostFrames("ptyko::simulate::frames", o.frames, D, D);
+  std::vector<double> flux;  // log-normal, mean 1, relative rms flux_jitter
+  if (o.flux_jitter > 0) {
+    double const sigma = std::sqrt(std::log1p(o.flux_jitter * o.flux_jitter));
+    std::normal_distribution<double> z(-0.5 * sigma * sigma, sigma);
+    for (int n = 0; n < o.frames; ++n) flux.push_back(std::exp(z(rng)));
+  }
   std::vector<double> noisy(std::size_t(D) * D);
   for (int n = 0; n < o.frames; ++n) {
+    double const beam = flux.empty() ? scale : scale * flux[std::size_t(n)];
     for (int k = 0; k < D * D; ++k) {
-      double const lambda = scale * model[std::size_t(n) * D * D + k];
+      double const lambda = beam * model[std::size_t(n) * D * D + k];
       noisy[k] = lambda > 0 ? double(std::poisson_distribution<long long>(lambda)(rng)) : 0.0;
     }
     fftshift2(noisy.data(), &out.frames(n, 0, 0), D, D);  // files hold centred frames
@@ -341,6 +349,7 @@ CxiContents simulate(SimulationOptions const& o) {
   truth.object = object;
   truth.probe = probe;
   truth.positions_px = positions_px;
+  truth.relative_flux = flux;
   out.truth = truth;
   return out;
 }

@@ -170,6 +170,47 @@ TEST(Simulate, DivergingProbeIsTheConvergingOnesTwin) {
   EXPECT_GT(std::sqrt(same), 0.5);  // the defocus is there: the twins differ
 }
 
+// A beam whose flux varies between frames: each frame's counts follow its
+// flux, which the truth keeps (written and read back), log-normal about a
+// mean of 1 with the rms asked for; the model (and so the truth object and
+// probe) is that of the mean flux.
+TEST(Simulate, FluxJitterScalesEachFrameAndTheTruthKeepsIt) {
+  SimulationOptions o;
+  o.frames = 200;
+  o.detector = 16;
+  o.modes = 1;
+  o.photons = 1e6;
+  CxiContents const plain = simulate(o);
+  EXPECT_TRUE(plain.truth->relative_flux.empty());
+  o.flux_jitter = 0.2;
+  CxiContents const jitter = simulate(o);
+  std::string const path = test::temp_path("jitter.cxi").string();
+  cxi_write(path, jitter);
+  auto const truth = cxi_read_truth(cxi_inspect(path));
+  std::filesystem::remove(path);
+  ASSERT_TRUE(truth.has_value());
+  auto const& flux = truth->relative_flux;
+  ASSERT_EQ(flux.size(), std::size_t(o.frames));
+  EXPECT_EQ(flux, jitter.truth->relative_flux);
+  double mean = 0, square = 0, worst = 0;
+  for (int f = 0; f < o.frames; ++f) {
+    mean += flux[f] / o.frames;
+    square += flux[f] * flux[f] / o.frames;
+    double a = 0, b = 0;
+    for (int k = 0; k < o.detector * o.detector; ++k) {
+      a += jitter.frames.data()[std::size_t(f) * o.detector * o.detector + k];
+      b += plain.frames.data()[std::size_t(f) * o.detector * o.detector + k];
+    }
+    // Poisson noise of ~1e6 counts: 0.1 % per frame.
+    worst = std::max(worst, std::abs(a / b / flux[f] - 1));
+  }
+  EXPECT_NEAR(mean, 1.0, 0.05);
+  EXPECT_NEAR(std::sqrt(square - mean * mean), 0.2, 0.04);
+  EXPECT_LT(worst, 0.01);
+  o.flux_jitter = 1.5;
+  EXPECT_THROW(simulate(o), UserError);
+}
+
 TEST(Simulate, RasterAndMaskOptions) {
   SimulationOptions o;
   o.frames = 25;

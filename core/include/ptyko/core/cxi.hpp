@@ -177,6 +177,8 @@ struct CxiTruth {
   HostComplex2 object;                             ///< (H, W)
   HostComplex3 probe;                              ///< (M, D, D)
   std::vector<std::array<double, 2>> positions_px; ///< (y, x) probe centres
+  /// Each frame's incident flux over the mean (empty: the same for all).
+  std::vector<double> relative_flux;
 };
 std::optional<CxiTruth> cxi_read_truth(CxiInfo const& info);
 

@@ -32,6 +32,10 @@ struct SimulationOptions {
   /// other's complex conjugates, and a reconstruction must not favour either.
   bool diverging_probe = false;
   double dead_pixel_fraction = 0;         ///< masked random pixels (0: no mask)
+  /// Relative rms of each frame's incident flux about the mean (log-normal;
+  /// 0: every frame sees the same beam). The truth keeps the fluxes; the file
+  /// has no monitor, as when none was recorded.
+  double flux_jitter = 0;
 };
 
 /// Probe diameter (object pixels) of the smallest centred disc that holds 90 %
