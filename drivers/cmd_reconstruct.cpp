@@ -320,7 +320,8 @@ void check_checkpoint_matches(Checkpoint const& c, ScanLayout const& layout, std
               int(r.probe.extent(1)) == layout.info.ny && r.positions_px.size() == layout.positions_px.size();
   // A run that refined its positions kept the file's apart.
   auto const& given = r.file_positions_px.empty() ? r.positions_px : r.file_positions_px;
-  same = same && given.size() == layout.positions_px.size();
+  same = same && given.size() == layout.positions_px.size() &&
+         (r.relative_flux.empty() || r.relative_flux.size() == layout.positions_px.size());
   for (std::size_t n = 0; same && n < given.size(); ++n)
     same = std::abs(given[n][0] - layout.positions_px[n][0]) < 1e-6 &&
            std::abs(given[n][1] - layout.positions_px[n][1]) < 1e-6;
@@ -435,8 +436,10 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
       log.warn(fmt::format("{}: the file's probe guess is sampled for its whole {} x {} frames, not for the {} x {} "
                            "frames --crop/--bin make of them: starting from a computed probe instead",
                            input, layout.info.stored_ny, layout.info.stored_nx, layout.info.ny, layout.info.nx));
+    LoadOptions load = cfg.load;
+    load.float_frames = resolved.refine_intensities;  // refinement scales them: float from the start
     data = load_local_data<T, Exec>(space, layout, dec.frame_ids, dec.tile_y, dec.tile_x, dec.tile_height,
-                                    dec.tile_width, cfg.load);
+                                    dec.tile_width, load);
     truth = std::make_unique<TruthScore>(layout, log);
   });
   auto const& dec = strategy->decomposition();
@@ -547,6 +550,13 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
   Reconstruction<T, Exec> rec(space, std::move(data), std::move(state), resolved, *strategy, positions,
                               kept_file_positions);
   SolverOptions const& opts = rec.options();
+  if (checkpoint && opts.refine_intensities && !checkpoint->result.relative_flux.empty()) {
+    // The frames as the checkpointed run had scaled them.
+    std::vector<double> flux;
+    flux.reserve(kept.size());
+    for (std::size_t n : kept) flux.push_back(checkpoint->result.relative_flux.at(n));
+    rec.restore_flux(flux);
+  }
   RunConfig ran = resolved_config(cfg, opts, input, job.output);
   ran.solver.modes = rec.state().modes();
   if (!checkpoint && guess.extent(0) == 0) ran.probe_focus = to_string(focus);  // the side the trial chose
@@ -616,6 +626,7 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
   auto save = [&](HostComplex2& object, HostComplex3& probe, bool gathered = false) {
     if (!gathered) object = strategy->gather_object(space, rec.state().object);
     probe = strategy->probe_on_host(space, rec.state().probe);
+    std::vector<double> const flux = rec.relative_flux();  // collective; empty unless refined
     if (!log.root()) return;
     Checkpoint c;
     ResultContents& r = c.result;
@@ -623,6 +634,10 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
     r.probe = probe;
     r.positions_px = result_positions();
     if (opts.refine_positions) r.file_positions_px = file_positions;
+    if (!flux.empty()) {  // every file frame; those skipped for holding no counts had no beam
+      r.relative_flux.assign(N, 0.0);
+      for (std::size_t k = 0; k < kept.size(); ++k) r.relative_flux[kept[k]] = flux[k];
+    }
     r.object_pixel_size_m = {layout.grid.pixel_size_y, layout.grid.pixel_size_x};
     r.cost = rec.state().cost;
     r.noise_model = opts.noise == NoiseModel::gaussian ? "gaussian" : "poisson";
@@ -671,6 +686,9 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
     if (std::isfinite(last.position_rms_move_px))
       line += fmt::format("  positions {:.3f} px rms, {:.2f} max", last.position_rms_move_px,
                           last.position_max_move_px);
+    if (std::isfinite(last.flux_rms_deviation))
+      line += fmt::format("  flux {:.1f} % rms, {:.3f}-{:.3f}", 100 * last.flux_rms_deviation, last.flux_min,
+                          last.flux_max);
     if (std::isfinite(error)) line += fmt::format("  error {:.4f}", error);
     log.info(line);
 

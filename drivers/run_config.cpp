@@ -242,7 +242,7 @@ OptionDef option(std::string section, std::string key, std::string cli, std::str
 }
 
 std::vector<std::string> const& sections() {
-  static std::vector<std::string> const s{"", "solver", "probe", "object", "positions", "parallel", "output"};
+  static std::vector<std::string> const s{"", "solver", "probe", "object", "positions", "intensities", "parallel", "output"};
   return s;
 }
 
@@ -377,6 +377,18 @@ std::vector<OptionDef> const& options() {
         "With --refine-positions: largest move from the file's position, object pixels (default: a quarter "
         "of the frame size)",
         [](RunConfig& c) -> auto& { return c.solver.positions_max_shift; }, Flag::none, "16"));
+    // -- [intensities]
+    t.push_back(option("intensities", "refine", "--refine-intensities",
+        "Refine each frame's incident flux from the data (a beam whose flux varies between frames and no monitor "
+        "in the file; docs/solvers.md)",
+        [](RunConfig& c) -> auto& { return c.solver.refine_intensities; }, Flag::sets_true));
+    t.push_back(option("intensities", "start", "--intensities-start",
+        "With --refine-intensities: first epoch (from 0) that refines (default: epochs / 10, after the probe's start)",
+        [](RunConfig& c) -> auto& { return c.solver.intensities_start; }, Flag::none, "10"));
+    t.push_back(option("intensities", "every", "--intensities-every",
+        "With --refine-intensities: epochs between refinements (each adds a forward transform of every position, "
+        "about a quarter of an epoch)",
+        [](RunConfig& c) -> auto& { return c.solver.intensities_every; }));
     // -- [parallel]
     t.push_back(option("parallel", "strategy", "--strategy", "Parallel strategy: neighbor or full-sync (the same result; neighbor moves fewer bytes)",
         [](RunConfig& c) -> auto& { return c.strategy; }));
@@ -399,6 +411,11 @@ std::vector<OptionDef> const& options() {
         "Epochs between checkpoints written to the result file (0: only at the end and when stopped)",
         [](RunConfig& c) -> auto& { return c.checkpoint_every; }));
     // clang-format on
+    // An option in a section to_toml does not write would be lost from
+    // every stored configuration (and a resumed run).
+    for (auto const& d : t)
+      PTYKO_ASSERT(std::find(sections().begin(), sections().end(), d.section) != sections().end(), "option ",
+                   d.key, " lies in section [", d.section, "], which sections() does not list");
     return t;
   }();
   return table;

@@ -54,22 +54,29 @@ bool fit_counts(HostFrames const& frames, std::size_t n) {
 
 /// Reads frames `ids` and un-shifts them into a FrameStack in `space`'s
 /// memory: uint16 counts while every chunk holds counts, float32 from the
-/// first chunk that does not (the frames read so far are then widened once).
+/// first chunk that does not (the frames read so far are then widened once),
+/// or float32 throughout with `as_float`.
 /// Chunks of frames keep the peak at the rank's frames plus one chunk: on
 /// host spaces they go straight into the stack, on devices through a
 /// chunk-sized host buffer.
 template <class ExecSpace>
 FrameStack<typename ExecSpace::memory_space> load_frames(ExecSpace const& space, CxiInfo const& info,
-                                                         std::vector<std::size_t> const& ids, bool clip_negative) {
+                                                         std::vector<std::size_t> const& ids, bool clip_negative,
+                                                         bool as_float) {
   using Mem = typename ExecSpace::memory_space;
   using Stack = FrameStack<Mem>;
   int const D = info.ny;
   std::size_t const n = ids.size();
   constexpr std::size_t chunk = 512;  // 32 MiB of 128 x 128 frames as float
-  typename Stack::Counts counts(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LocalData::frames"), n,
-                                D, D);
+  typename Stack::Counts counts;
   typename Stack::Floats floats;
-  bool wide = false;  // float32 from here on
+  bool wide = as_float;  // float32 from here on
+  if (wide)
+    floats = typename Stack::Floats(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LocalData::frames"),
+                                    n, D, D);
+  else
+    counts = typename Stack::Counts(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LocalData::frames"),
+                                    n, D, D);
   constexpr bool host_frames = Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible;
   for (std::size_t first = 0; first < n; first += chunk) {
     std::size_t const count = std::min(chunk, n - first);
@@ -137,7 +144,7 @@ LocalData<T, ExecSpace> load_local_data(ExecSpace const& space, ScanLayout const
   data.frame_ids = ids;
   data.tile_y = tile_y;
   data.tile_x = tile_x;
-  data.frames = impl::load_frames(space, layout.info, ids, options.clip_negative);
+  data.frames = impl::load_frames(space, layout.info, ids, options.clip_negative, options.float_frames);
   HostMask mask = cxi_read_mask(layout.info);
   bool all_measured = true;
   for (std::size_t k = 0; k < mask.span(); ++k) all_measured = all_measured && mask.data()[k];

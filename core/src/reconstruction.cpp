@@ -1,4 +1,5 @@
 #include <ptyko/core/batching.hpp>
+#include <ptyko/core/intensity_refinement.hpp>
 #include <ptyko/core/masked_power.hpp>
 #include <ptyko/core/position_refinement.hpp>
 #include <ptyko/core/probe_modes.hpp>
@@ -133,6 +134,10 @@ Reconstruction<T, ExecSpace>::Reconstruction(ExecSpace const& space, LocalData<T
   m_power = mean_pattern(m_space, m_data, m_sync).second;
   if (m_data.mask.extent(0) > 0)
     m_masked_power = std::make_unique<MaskedPower<T, ExecSpace>>(m_space, m_state.modes(), m_data.detector());
+  // Refined intensities scale the frames, which are then floats (before the
+  // solver's set-up, which may keep a View of them).
+  if (m_options.refine_intensities)
+    m_intensities = std::make_unique<IntensityRefiner<T, ExecSpace>>(m_space, m_data, m_state.modes(), m_options);
   m_solver->setup(m_space, m_data, m_state, m_options, max_local);
   int const M = m_state.modes();
   if (M > 1)
@@ -293,6 +298,14 @@ EpochReport Reconstruction<T, ExecSpace>::step() {
     for (std::size_t id : m_data.frame_ids) own.push_back(m_positions[id]);
     m_sync.positions_moved(own);
   }
+  // Intensities after the positions: each frame's model where it now lies.
+  if (m_intensities && epoch >= m_options.intensities_start &&
+      (epoch - m_options.intensities_start) % m_options.intensities_every == 0) {
+    auto const flux = m_intensities->refine(m_space, m_data, m_state, m_sync, m_positions);
+    report.flux_rms_deviation = flux.rms_deviation;
+    report.flux_min = flux.min_flux;
+    report.flux_max = flux.max_flux;
+  }
   fence(m_space, "ptyko::Reconstruction::epoch_done");
 
   report.epoch = epoch + 1;
@@ -304,6 +317,18 @@ EpochReport Reconstruction<T, ExecSpace>::step() {
   m_state.epoch_seconds.push_back(report.seconds);
   m_state.bytes_moved.push_back(report.bytes);
   return report;
+}
+
+template <class T, class ExecSpace>
+std::vector<double> Reconstruction<T, ExecSpace>::relative_flux() {
+  return m_intensities ? m_intensities->relative_flux(m_data, m_sync) : std::vector<double>();
+}
+
+template <class T, class ExecSpace>
+void Reconstruction<T, ExecSpace>::restore_flux(std::vector<double> const& flux) {
+  PTYKO_ASSERT(m_intensities, "restore_flux without intensity refinement");
+  PTYKO_ASSERT(flux.size() == m_data.global_frames, flux.size(), " fluxes for ", m_data.global_frames, " frames");
+  m_intensities->restore(m_space, m_data, flux);
 }
 
 #define PTYKO_INSTANTIATE(T)                                                                         \

@@ -48,6 +48,7 @@ void impl::write_result_datasets(h5::File const& f, ResultContents const& r) {
   write_vector(f, "bytes_moved", r.bytes_moved);
   write_vector(f, "mode_power_fractions", r.mode_power_fractions);
   if (!r.object_error.empty()) write_vector(f, "object_error", r.object_error);
+  if (!r.relative_flux.empty()) write_vector(f, "relative_flux", r.relative_flux);
   h5::write_string(f, base + "/config", r.config);
   h5::write_string(f, base + "/provenance", r.provenance);
 }
@@ -87,6 +88,7 @@ ResultContents impl::read_result_datasets(h5::File const& f, std::string const& 
   r.bytes_moved = read_vector(f, "bytes_moved");
   r.mode_power_fractions = read_vector(f, "mode_power_fractions");
   r.object_error = read_vector(f, "object_error");
+  r.relative_flux = read_vector(f, "relative_flux");
   if (h5::exists(f, base + "/config")) r.config = h5::read_string(f, base + "/config");
   if (h5::exists(f, base + "/provenance")) r.provenance = h5::read_string(f, base + "/provenance");
   return r;

@@ -36,6 +36,11 @@ class FrameStack {
   }
   char const* type_name() const { return m_is_counts ? "uint16" : "float32"; }
 
+  /// The float frames (only when !is_counts()): for kernels that write them.
+  Floats const& floats() const { return m_floats; }
+  /// The uint16 counts (only when is_counts()).
+  Counts const& counts() const { return m_counts; }
+
   /// f(view) with the View that holds the frames (Counts or Floats); returns
   /// what f returns, which must be the same type for both.
   template <class F>

@@ -27,12 +27,19 @@ struct EpochReport {
   /// the root-mean-square and largest move in pixels, NaN when none ran.
   double position_rms_move_px = std::nan("");
   double position_max_move_px = std::nan("");
+  /// Intensity refinement after this epoch (SolverOptions::refine_intensities):
+  /// the frames' relative fluxes, their root-mean-square deviation from 1
+  /// and extremes; NaN when none ran.
+  double flux_rms_deviation = std::nan("");
+  double flux_min = std::nan(""), flux_max = std::nan("");
 };
 
 template <class T, class ExecSpace>
 class PositionRefiner;
 template <class T, class ExecSpace>
 class MaskedPower;
+template <class T, class ExecSpace>
+class IntensityRefiner;
 
 /// Mean diffraction pattern over all ranks' frames (corner-centred D x D, on
 /// the host) and the mean total counts per frame over measured pixels.
@@ -83,6 +90,13 @@ class Reconstruction {
   /// Every frame's probe position (global object pixels), as refined so
   /// far (the positions given to the constructor without refinement).
   std::vector<std::array<double, 2>> const& positions() const { return m_positions; }
+  /// Every frame's relative incident flux as intensity refinement found it
+  /// (indexed by the frames' global ids; empty without
+  /// SolverOptions::refine_intensities). Collective.
+  std::vector<double> relative_flux();
+  /// Scales the frames for relative fluxes a checkpoint holds (every frame,
+  /// by global id), as if refined. Only with refine_intensities.
+  void restore_flux(std::vector<double> const& flux);
   std::size_t isolated_positions() const {
     std::size_t n = 0;
     for (auto const& b : m_batches) n += std::size_t(b.isolated);
@@ -104,6 +118,7 @@ class Reconstruction {
   std::vector<std::array<double, 2>> m_positions, m_reference;  ///< current and file positions, global pixels
   std::vector<int> m_frame_rank;  ///< the rank holding each frame, when the strategy reads tile sources
   std::unique_ptr<PositionRefiner<T, ExecSpace>> m_refiner;  ///< made on the first refinement
+  std::unique_ptr<IntensityRefiner<T, ExecSpace>> m_intensities;  ///< with refine_intensities
   ComplexView2<T, typename ExecSpace::memory_space> m_mode_mix;  ///< the modes' recombination, M x M (M > 1)
   double m_power = 0;  ///< measured mean counts per frame
   /// The probe's far-field share on masked pixels, when some are (the

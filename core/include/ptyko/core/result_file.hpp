@@ -12,6 +12,7 @@
 //   /reconstruction/bytes_moved         (epochs) bytes rank 0 moved
 //   /reconstruction/mode_power_fractions (M)
 //   /reconstruction/object_error        (epochs) NRMSE against a known truth (if any; NaN where not measured)
+//   /reconstruction/relative_flux       (N) each frame's incident flux over the mean, when intensity refinement ran
 //   /reconstruction/config              resolved options, TOML text
 //   /reconstruction/provenance          version, Kokkos backend, ranks, input
 
@@ -36,6 +37,8 @@ struct ResultContents {
   std::vector<double> bytes_moved;
   std::vector<double> mode_power_fractions;
   std::vector<double> object_error;
+  /// Each frame's relative incident flux (intensity refinement; else empty).
+  std::vector<double> relative_flux;
   std::string config;
   std::string provenance;
 };

@@ -88,6 +88,13 @@ struct SolverOptions {
   int positions_every = 1;           ///< epochs between refinements
   double positions_step = 0.5;       ///< largest move of one refinement, pixels
   double positions_max_shift = -1;   ///< largest move from the file's position, pixels; < 0: D / 4
+  /// Intensity refinement (core/intensity_refinement.hpp): after the
+  /// epochs from intensities_start on, every intensities_every epochs,
+  /// each frame's data are scaled to its model's counts (the frame's
+  /// relative incident flux).
+  bool refine_intensities = false;
+  int intensities_start = -1;  ///< first epoch (0-based) that refines; < 0: default
+  int intensities_every = 5;   ///< epochs between refinements
 };
 
 /// Fills the "< 0 / 0 means default" fields of `o` for its solver and
