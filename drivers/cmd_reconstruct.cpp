@@ -621,12 +621,22 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
     for (std::size_t k = 0; k < kept.size(); ++k) p[kept[k]] = rec.positions()[k];
     return p;
   };
+  // Every file frame's relative flux when intensities are refined (those
+  // skipped for holding no counts had no beam: 0), else empty. Collective.
+  auto result_flux = [&] {
+    std::vector<double> const kept_flux = rec.relative_flux();
+    std::vector<double> flux;
+    if (kept_flux.empty()) return flux;
+    flux.assign(N, 0.0);
+    for (std::size_t k = 0; k < kept.size(); ++k) flux[kept[k]] = kept_flux[k];
+    return flux;
+  };
   // Gathers the object (collective) unless `gathered` holds it already,
   // and writes the checkpoint on rank 0.
   auto save = [&](HostComplex2& object, HostComplex3& probe, bool gathered = false) {
     if (!gathered) object = strategy->gather_object(space, rec.state().object);
     probe = strategy->probe_on_host(space, rec.state().probe);
-    std::vector<double> const flux = rec.relative_flux();  // collective; empty unless refined
+    std::vector<double> const flux = result_flux();  // collective
     if (!log.root()) return;
     Checkpoint c;
     ResultContents& r = c.result;
@@ -634,10 +644,7 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
     r.probe = probe;
     r.positions_px = result_positions();
     if (opts.refine_positions) r.file_positions_px = file_positions;
-    if (!flux.empty()) {  // every file frame; those skipped for holding no counts had no beam
-      r.relative_flux.assign(N, 0.0);
-      for (std::size_t k = 0; k < kept.size(); ++k) r.relative_flux[kept[k]] = flux[k];
-    }
+    r.relative_flux = flux;
     r.object_pixel_size_m = {layout.grid.pixel_size_y, layout.grid.pixel_size_x};
     r.cost = rec.state().cost;
     r.noise_model = opts.noise == NoiseModel::gaussian ? "gaussian" : "poisson";
@@ -710,13 +717,15 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
     throw Exit{128 + stop};
   }
 
+  std::vector<double> const flux = result_flux();  // collective
   if (log.root()) {
     std::vector<std::string> pictures;
     if (cfg.images) {
       std::string const noise = opts.noise == NoiseModel::gaussian ? "gaussian" : "poisson";
       pictures = write_result_pictures(job.output, object, probe, fractions, rec.state().cost, noise,
                                        opts.refine_positions ? file_positions : std::vector<std::array<double, 2>>(),
-                                       opts.refine_positions ? result_positions() : std::vector<std::array<double, 2>>());
+                                       opts.refine_positions ? result_positions() : std::vector<std::array<double, 2>>(),
+                                       flux);
     }
     std::string done = fmt::format("reconstruct: wrote {} after {} epochs in {}", job.output, rec.state().epoch,
                                    format_duration(elapsed));

@@ -50,7 +50,8 @@ int run_view(ViewOptions const& o) {
   std::string const base = output_base(o);
   std::vector<std::string> written =
       write_result_pictures(base, r.object, r.probe, r.mode_power_fractions, r.cost, r.noise_model,
-                            r.file_positions_px, r.file_positions_px.empty() ? r.file_positions_px : r.positions_px);
+                            r.file_positions_px, r.file_positions_px.empty() ? r.file_positions_px : r.positions_px,
+                            r.relative_flux);
   std::string const stem = result_output_stem(base);
   if (wants(o, "npy")) {
     write_npy(stem + "_object.npy", r.object);

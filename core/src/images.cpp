@@ -308,6 +308,37 @@ long nice_step(double span, int max_ticks) {
 
 std::string decade_label(int d) { return "1e" + std::to_string(d); }
 
+// A horizontal axis counting first..last (epochs, frames) over the columns
+// left..right under a plot from `top` to `bottom`: grid lines, ticks at
+// `first` and the multiples of a round step, their numbers, and `label`
+// centred under them. column(e) is where count e lies.
+struct CountAxis {
+  long first, last;
+  int left, right;
+  int column(double e) const {
+    return last > first ? left + int(std::lround((e - first) / double(last - first) * (right - left)))
+                        : (left + right) / 2;
+  }
+};
+
+CountAxis count_axis(Picture& pic, long first, long last, int left, int right, int top, int bottom,
+                     std::string const& label, int ts) {
+  CountAxis const axis{first, last, left, right};
+  long const step = nice_step(double(last - first), 8);
+  std::vector<long> ticks{first};
+  for (long e = (first / step + 1) * step; e <= last; e += step)
+    if (e != first) ticks.push_back(e);
+  for (long e : ticks) {
+    int const x = axis.column(double(e));
+    line(pic, x, top, x, bottom, k_grid);
+    line(pic, x, bottom, x, bottom + 4, k_black);
+    std::string const s = std::to_string(e);
+    text(pic, x - text_width(s, ts) / 2, bottom + 8, s, ts, k_black);
+  }
+  text(pic, (left + right - text_width(label, ts)) / 2, pic.height - 20, label, ts, k_black);
+  return axis;
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------ public
@@ -435,24 +466,13 @@ Picture convergence_picture(std::vector<double> const& cost, std::string const& 
   for (int k = 0; k < n; ++k)
     if (std::isfinite(cost[k]) && cost[k] > 0) valid.push_back(k);
 
-  // x: epoch e (1-based) at column ex(e).
-  auto const ex = [&](double e) {
-    return n > 1 ? left + int(std::lround((e - 1) / (n - 1) * (right - left))) : (left + right) / 2;
-  };
-  if (n > 0) {
-    long const step = nice_step(n - 1, 8);
-    std::vector<long> ticks{1};
-    for (long e = step; e <= n; e += step)
-      if (e != 1) ticks.push_back(e);
-    for (long e : ticks) {
-      int const x = ex(double(e));
-      line(pic, x, top, x, bottom, k_grid);
-      line(pic, x, bottom, x, bottom + 4, k_black);
-      std::string const s = std::to_string(e);
-      text(pic, x - text_width(s, ts) / 2, bottom + 8, s, ts, k_black);
-    }
-  }
-  text(pic, (left + right - text_width("epoch", ts)) / 2, height - 20, "epoch", ts, k_black);
+  // x: epoch e (1-based).
+  CountAxis axis{1, n, left, right};
+  if (n > 0)
+    axis = count_axis(pic, 1, n, left, right, top, bottom, "epoch", ts);
+  else
+    text(pic, (left + right - text_width("epoch", ts)) / 2, height - 20, "epoch", ts, k_black);
+  auto const ex = [&](double e) { return axis.column(e); };
 
   if (valid.empty()) {
     std::string const s = n == 0 ? "no epochs" : "no cost measured";
@@ -494,6 +514,51 @@ Picture convergence_picture(std::vector<double> const& cost, std::string const& 
       px = x, py = y;
     }
   }
+  line(pic, left, top, left, bottom, k_black);
+  line(pic, left, bottom, right, bottom, k_black);
+  return pic;
+}
+
+Picture flux_picture(std::vector<double> const& flux) {
+  constexpr int width = 640, height = 400, ts = 2;
+  constexpr int left = 76, right = width - 20, top = 36, bottom = height - 52;
+  Picture pic(width, height);
+  std::vector<int> valid;  // frames with a flux (skipped frames hold 0)
+  double sum = 0, square = 0, lo = 1, hi = 1;
+  for (std::size_t k = 0; k < flux.size(); ++k)
+    if (std::isfinite(flux[k]) && flux[k] > 0) {
+      valid.push_back(int(k));
+      sum += flux[k];
+      square += flux[k] * flux[k];
+      lo = std::min(lo, flux[k]);
+      hi = std::max(hi, flux[k]);
+    }
+  double const m = valid.empty() ? 1 : sum / double(valid.size());
+  double const rms = valid.empty() ? 0 : std::sqrt(std::max(0.0, square / double(valid.size()) - m * m));
+  char title[64];
+  std::snprintf(title, sizeof(title), "relative flux (%.1f %% rms)", 100 * rms);
+  text(pic, (width - text_width(title, ts)) / 2, 10, title, ts, k_black);
+  long const n = long(flux.size());
+  CountAxis const axis = count_axis(pic, 0, std::max(0L, n - 1), left, right, top, bottom, "frame", ts);
+
+  // y: linear from below the smallest to above the largest flux (1 always
+  // inside), ticks at a round step of 1, 2 or 5 times a power of ten.
+  double const pad = std::max(0.02, 0.05 * (hi - lo));
+  lo -= pad;
+  hi += pad;
+  double const unit = std::pow(10.0, std::floor(std::log10(hi - lo)) - 1);
+  double const step = double(nice_step((hi - lo) / unit, 8)) * unit;
+  auto const ey = [&](double v) { return bottom - int(std::lround((v - lo) / (hi - lo) * (bottom - top))); };
+  for (double v = std::ceil(lo / step) * step; v <= hi; v += step) {
+    int const y = ey(v);
+    line(pic, left, y, right, y, k_grid);
+    line(pic, left - 4, y, left, y, k_black);
+    char label[32];
+    std::snprintf(label, sizeof(label), "%.*f", step < 0.1 ? 2 : 1, v);
+    text(pic, left - 8 - text_width(label, ts), y - text_height(ts) / 2, label, ts, k_black);
+  }
+  line(pic, left, ey(1.0), right, ey(1.0), k_muted);  // the mean flux
+  for (int k : valid) fill_rect(pic, axis.column(k) - 1, ey(flux[k]) - 1, 3, 3, k_curve);
   line(pic, left, top, left, bottom, k_black);
   line(pic, left, bottom, right, bottom, k_black);
   return pic;
@@ -563,7 +628,8 @@ std::vector<std::string> write_result_pictures(std::string const& result_path, H
                                                std::vector<double> const& power_fractions,
                                                std::vector<double> const& cost, std::string const& noise_model,
                                                std::vector<std::array<double, 2>> const& file_positions,
-                                               std::vector<std::array<double, 2>> const& refined_positions) {
+                                               std::vector<std::array<double, 2>> const& refined_positions,
+                                               std::vector<double> const& relative_flux) {
   auto paths = result_picture_paths(result_path);
   write_png(paths[0], object_phase_picture(object));
   write_png(paths[1], object_amplitude_picture(object));
@@ -572,6 +638,10 @@ std::vector<std::string> write_result_pictures(std::string const& result_path, H
   if (!refined_positions.empty() && refined_positions.size() == file_positions.size()) {
     paths.push_back(result_output_stem(result_path) + "_positions.png");
     write_png(paths.back(), positions_picture(file_positions, refined_positions));
+  }
+  if (!relative_flux.empty()) {
+    paths.push_back(result_output_stem(result_path) + "_flux.png");
+    write_png(paths.back(), flux_picture(relative_flux));
   }
   return paths;
 }

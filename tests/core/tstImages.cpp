@@ -349,6 +349,28 @@ TEST_F(Images, ConvergencePictureSkipsNaNAndNonPositive) {
   EXPECT_FALSE(curve_columns(convergence_picture(std::vector<double>(5, 3.0), "cost")).empty());
 }
 
+// Relative fluxes: a dot per frame with a flux, brighter frames higher up,
+// skipped frames (0) left out, the frame axis spanning all of them.
+TEST_F(Images, FluxPictureDotsEachFrame) {
+  std::vector<double> flux(100, 1.0);
+  flux[10] = 1.3;
+  flux[90] = 0.7;
+  flux[50] = 0.0;  // skipped
+  Picture const pic = flux_picture(flux);
+  EXPECT_EQ(pic.width, 640);
+  auto const cols = curve_columns(pic);
+  ASSERT_GT(cols.size(), 150u);  // 99 dots of 3 pixels, most apart
+  // Frame 10 (1.3) above the line of the others, frame 90 (0.7) below.
+  int const x10 = 76 + int(std::lround(10.0 / 99 * (620 - 76))), x90 = 76 + int(std::lround(90.0 / 99 * (620 - 76)));
+  int const x20 = 76 + int(std::lround(20.0 / 99 * (620 - 76))), x50 = 76 + int(std::lround(50.0 / 99 * (620 - 76)));
+  EXPECT_LT(curve_row(pic, x10), curve_row(pic, x20) - 50);
+  EXPECT_GT(curve_row(pic, x90), curve_row(pic, x20) + 50);
+  EXPECT_EQ(std::count(cols.begin(), cols.end(), x50), 0) << "the skipped frame has no dot";
+  // No frames with a flux: axes only.
+  EXPECT_TRUE(curve_columns(flux_picture(std::vector<double>(3, 0.0))).empty());
+  write_png(file("flux.png"), pic);
+}
+
 TEST_F(Images, ResultPicturePathsStripTheResultExtension) {
   auto const p = result_picture_paths("runs/out.h5");
   ASSERT_EQ(p.size(), 4u);

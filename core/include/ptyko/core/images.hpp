@@ -81,6 +81,12 @@ Picture convergence_picture(std::vector<double> const& cost, std::string const& 
 Picture positions_picture(std::vector<std::array<double, 2>> const& file_positions,
                           std::vector<std::array<double, 2>> const& refined);
 
+/// Each frame's relative incident flux (intensity refinement) against its
+/// frame number, a dot per frame on a linear axis with the mean (1) marked;
+/// frames without a flux (0: skipped, no counts) are left out. The title
+/// gives the rms deviation; 640 x 400 pixels.
+Picture flux_picture(std::vector<double> const& flux);
+
 /// What the files written next to a result are named after: `result_path`
 /// without a trailing .h5, .hdf5 or .cxi (any case; other extensions are
 /// kept), folder included ("runs/out.h5" gives "runs/out").
@@ -95,13 +101,15 @@ std::vector<std::string> result_picture_paths(std::string const& result_path);
 /// Writes the four pictures of result_picture_paths(result_path) and
 /// returns their paths. The convergence title is "cost (<noise_model>)".
 /// With refined positions (and the file's, as many), also
-/// OUT_positions.png (positions_picture). Throws UserError (naming the
+/// OUT_positions.png (positions_picture); with fluxes (intensity
+/// refinement), OUT_flux.png (flux_picture). Throws UserError (naming the
 /// file) when one cannot be written.
 std::vector<std::string> write_result_pictures(std::string const& result_path, HostComplex2 const& object,
                                                HostComplex3 const& probe,
                                                std::vector<double> const& power_fractions,
                                                std::vector<double> const& cost, std::string const& noise_model,
                                                std::vector<std::array<double, 2>> const& file_positions = {},
-                                               std::vector<std::array<double, 2>> const& refined_positions = {});
+                                               std::vector<std::array<double, 2>> const& refined_positions = {},
+                                               std::vector<double> const& relative_flux = {});
 
 }  // namespace ptyko
