@@ -16,6 +16,16 @@
 
 namespace ptyko {
 
+/// The sum over the pixels (i, j) of a D x D frame of pixel(i, j), by the
+/// threads of `team` (the devices' forms below: one team per frame).
+template <class Member, class Pixel>
+KOKKOS_INLINE_FUNCTION double team_pixel_sum(Member const& team, int D, Pixel const& pixel) {
+  double total = 0;
+  Kokkos::parallel_reduce(
+      Kokkos::TeamThreadRange(team, D * D), [&](int k, double& acc) { acc += pixel(k / D, k % D); }, total);
+  return total;
+}
+
 /// out(idx(b)) = sum over measured pixels (mask(i, j) != 0, or every pixel
 /// when the mask is empty) of sum_m |Psi(b, m, i, j)|^2, for b < B: the
 /// model's counts of frame idx(b) where the detector measures. Host spaces:
@@ -59,18 +69,15 @@ void measured_model_power(ExecSpace const& space, int B, ComplexView4<T, Mem> co
     Kokkos::parallel_for(
         "ptyko::measured_model_power", Policy(space, B, Kokkos::AUTO), KOKKOS_LAMBDA(Member const& team) {
           int const b = team.league_rank();
-          double total = 0;
-          Kokkos::parallel_reduce(
-              Kokkos::TeamThreadRange(team, D * D),
-              [&](int k, double& acc) {
-                int const i = k / D, j = k % D;
-                if (masked && measured(i, j) == 0) return;
-                for (int m = 0; m < M; ++m) {
-                  Complex<T> const z = W(b, m, i, j);
-                  acc += double(z.real()) * double(z.real()) + double(z.imag()) * double(z.imag());
-                }
-              },
-              total);
+          double const total = team_pixel_sum(team, D, [&](int i, int j) {
+            double v = 0;
+            if (masked && measured(i, j) == 0) return v;
+            for (int m = 0; m < M; ++m) {
+              Complex<T> const z = W(b, m, i, j);
+              v += double(z.real()) * double(z.real()) + double(z.imag()) * double(z.imag());
+            }
+            return v;
+          });
           Kokkos::single(Kokkos::PerTeam(team), [&]() { power(index(b)) = total; });
         });
   }
@@ -106,14 +113,9 @@ void measured_frame_sums(ExecSpace const& space, Frames const& frames, MaskView<
     Kokkos::parallel_for(
         "ptyko::measured_frame_sums", Policy(space, n, Kokkos::AUTO), KOKKOS_LAMBDA(Member const& team) {
           int const f = team.league_rank();
-          double total = 0;
-          Kokkos::parallel_reduce(
-              Kokkos::TeamThreadRange(team, D * D),
-              [&](int k, double& acc) {
-                int const i = k / D, j = k % D;
-                if (!masked || measured(i, j) != 0) acc += double(F(f, i, j));
-              },
-              total);
+          double const total = team_pixel_sum(team, D, [&](int i, int j) {
+            return !masked || measured(i, j) != 0 ? double(F(f, i, j)) : 0.0;
+          });
           Kokkos::single(Kokkos::PerTeam(team), [&]() { sums(f) = total; });
         });
   }
