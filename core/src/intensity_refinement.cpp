@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <array>
-#include <map>
 #include <cmath>
+#include <map>
 #include <string>
 
 namespace ptyko {
