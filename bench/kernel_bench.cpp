@@ -300,7 +300,7 @@ void BM_modulus_projection(benchmark::State& state) {
   Exec space;
   Fixture& f = fixture(space, int(state.range(0)), int(state.range(1)));
   double cost = 0;
-  timed_loop(state, space, [&] { cost += modulus_projection(space, f.B, f.waves, f.data, f.indices, f.mask, T(1e-6)); });
+  timed_loop(state, space, [&] { cost += modulus_projection(space, f.B, f.waves, f.data, f.indices, f.mask, RealView2<T, Mem>(), T(1e-6)); });
   benchmark::DoNotOptimize(cost);
   set_rates(state, 16.0 * f.B * M * f.n() + 4 * f.B * f.n() + 4 * f.B, f.B * f.n() * (5 * M + 10), f.B);
 }
@@ -310,7 +310,8 @@ void BM_cost_descent_direction(benchmark::State& state) {
   Fixture& f = fixture(space, int(state.range(0)), int(state.range(1)));
   double cost = 0;
   timed_loop(state, space, [&] {
-    cost += cost_descent_direction(space, NoiseModel::gaussian, f.B, f.waves, f.data, f.indices, f.mask, T(1e-6));
+    cost += cost_descent_direction(space, NoiseModel::gaussian, f.B, f.waves, f.data, f.indices, f.mask, RealView2<T, Mem>(),
+                                   T(1e-6));
   });
   benchmark::DoNotOptimize(cost);
   set_rates(state, 16.0 * f.B * M * f.n() + 4 * f.B * f.n() + 4 * f.B, f.B * f.n() * (5 * M + 11), f.B);
@@ -321,7 +322,7 @@ void BM_data_cost(benchmark::State& state) {
   Fixture& f = fixture(space, int(state.range(0)), int(state.range(1)));
   double cost = 0;
   timed_loop(state, space, [&] {
-    cost += data_cost(space, NoiseModel::gaussian, f.B, f.waves, f.data, f.indices, f.mask, T(1e-6));
+    cost += data_cost(space, NoiseModel::gaussian, f.B, f.waves, f.data, f.indices, f.mask, RealView2<T, Mem>(), T(1e-6));
   });
   benchmark::DoNotOptimize(cost);
   set_rates(state, 8.0 * f.B * M * f.n() + 4 * f.B * f.n(), f.B * f.n() * (3 * M + 6), f.B);

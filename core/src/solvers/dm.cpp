@@ -113,10 +113,14 @@ struct PowerBoundInput {
   DataView d;                ///< measured frames (uint16 counts or float)
   IndexView<Mem> idx;        ///< frame of each b
   MaskView<Mem> msk;         ///< empty: every pixel measured
+  RealView2<T, Mem> bg;      ///< incoherent background (D, D) in the model's intensity; empty: none
   int measured;              ///< measured pixels per frame
   double pbound;             ///< power bound per pixel
   T eps, out_scale;
   KOKKOS_INLINE_FUNCTION bool is_measured(int i, int j) const { return msk.extent(0) == 0 || msk(i, j) != 0; }
+  KOKKOS_INLINE_FUNCTION T background(int i, int j) const { return bg.extent(0) > 0 ? bg(i, j) : T(0); }
+  /// Row i of the background, or null without one.
+  KOKKOS_INLINE_FUNCTION T const* background_row(int i) const { return bg.extent(0) > 0 ? &bg(i, 0) : nullptr; }
   KOKKOS_INLINE_FUNCTION PowerBound<T> bound(double sum) const {
     return PowerBound<T>(measured > 0 ? sum / measured : 0, pbound, eps, out_scale);
   }
@@ -146,6 +150,8 @@ double power_bound_projection_rows(ExecSpace const& space, int B,
           for (int c0 = 0; c0 < D; c0 += chunk) {
             int const n = D - c0 < chunk ? D - c0 : chunk;
             chunk_intensity(in.F, b, i, c0, n, M, I);
+            if (T const* incoherent = in.background_row(i))
+              for (int k = 0; k < n; ++k) I[k] += incoherent[c0 + k];
             T dev2[chunk];
             for (int k = 0; k < n; ++k) {
               T const dev = math::sqrt(I[k]) - math::sqrt(T(meas[c0 + k]));
@@ -175,6 +181,8 @@ double power_bound_projection_rows(ExecSpace const& space, int B,
               int const n = D - c0 < chunk ? D - c0 : chunk;
               T factor[chunk];
               chunk_intensity(in.F, b, i, c0, n, M, I);
+              if (T const* incoherent = in.background_row(i))
+                for (int k = 0; k < n; ++k) I[k] += incoherent[c0 + k];
               for (int k = 0; k < n; ++k) factor[k] = bound.factor(I[k], T(meas[c0 + k]), true);
               if (measured != nullptr)
                 for (int k = 0; k < n; ++k) factor[k] = measured[c0 + k] != 0 ? factor[k] : bound.out_scale;
@@ -226,8 +234,8 @@ double power_bound_projection_compiled(ExecSpace const& space, int B,
         impl::MeasureOnly<impl::GaussianCost<T>> const error{{in.eps}};
         for (int i = 0; i < D; ++i) {
           for (int m = 0; m < MC; ++m) rows[m] = &in.F(b, m, i, 0);
-          sum += double(impl::fourier_row<MC, N>(rows, &in.d(frame, i, 0), has_mask ? &in.msk(i, 0) : nullptr, 0, D,
-                                                 error, T(1)));
+          sum += double(impl::fourier_row<MC, N>(rows, &in.d(frame, i, 0), has_mask ? &in.msk(i, 0) : nullptr,
+                                                 in.background_row(i), 0, D, error, T(1)));
         }
         PowerBound<T> const bound = in.bound(sum);
         if (!bound.project) {
@@ -241,8 +249,8 @@ double power_bound_projection_compiled(ExecSpace const& space, int B,
           PowerBoundOp<T> const op{bound.renorm, in.eps};
           for (int i = 0; i < D; ++i) {
             for (int m = 0; m < MC; ++m) rows[m] = &in.F(b, m, i, 0);
-            impl::fourier_row<MC, N>(rows, &in.d(frame, i, 0), has_mask ? &in.msk(i, 0) : nullptr, 0, D, op,
-                                     bound.out_scale);
+            impl::fourier_row<MC, N>(rows, &in.d(frame, i, 0), has_mask ? &in.msk(i, 0) : nullptr,
+                                     in.background_row(i), 0, D, op, bound.out_scale);
           }
         }
         acc += sum;
@@ -271,7 +279,7 @@ double power_bound_projection_teams(ExecSpace const& space, int B,
             [&](int k, double& s) {
               int const i = k / D, j = k % D;
               if (!in.is_measured(i, j)) return;
-              T I = 0;
+              T I = in.background(i, j);
               for (int m = 0; m < M; ++m) I += math::norm2(in.F(b, m, i, j));
               T const dev = math::sqrt(I) - math::sqrt(T(in.d(frame, i, j)));
               s += double(dev * dev);
@@ -281,7 +289,7 @@ double power_bound_projection_teams(ExecSpace const& space, int B,
         PowerBound<T> const bound = in.bound(sum);
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, pixels), [&](int k) {
           int const i = k / D, j = k % D;
-          T I = 0;
+          T I = in.background(i, j);
           for (int m = 0; m < M; ++m) I += math::norm2(in.F(b, m, i, j));
           T const factor = bound.factor(I, T(in.d(frame, i, j)), in.is_measured(i, j));
           for (int m = 0; m < M; ++m) in.F(b, m, i, j) *= factor;
@@ -296,16 +304,18 @@ double power_bound_projection_teams(ExecSpace const& space, int B,
 /// the far fields Psi (B, M, D, D) of frames data(indices(b)); every value is
 /// also multiplied by `out_scale` (the orthonormal factor of the inverse FFT
 /// that follows, as in modulus_projection). Masked pixels keep the model
-/// value; `measured` is the number of unmasked pixels. Returns the Gaussian
-/// cost of the Psi it received (blocking).
+/// value; `measured` is the number of unmasked pixels; the model's
+/// intensity includes `background` (empty: none). Returns the Gaussian cost
+/// of the Psi it received (blocking).
 template <class T, class ExecSpace, class DataView>
 double power_bound_projection(ExecSpace const& space, int B,
                               ComplexView4<T, typename ExecSpace::memory_space> const& Psi, DataView const& data,
                               IndexView<typename ExecSpace::memory_space> const& indices,
-                              MaskView<typename ExecSpace::memory_space> const& mask, int measured,
+                              MaskView<typename ExecSpace::memory_space> const& mask,
+                              RealView2<T, typename ExecSpace::memory_space> const& background, int measured,
                               double pbound, T eps, T out_scale) {
-  PowerBoundInput<T, typename ExecSpace::memory_space, DataView> const in{Psi,    data,   indices, mask,
-                                                                         measured, pbound, eps,     out_scale};
+  PowerBoundInput<T, typename ExecSpace::memory_space, DataView> const in{
+      Psi, data, indices, mask, background, measured, pbound, eps, out_scale};
   if constexpr (is_host_space_v<ExecSpace>)
     return with_compiled_modes(int(Psi.extent(1)), [&](auto mc) {
       constexpr int MC = decltype(mc)::value;
@@ -459,7 +469,8 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
       if (measure) {  // the model's own cost: one extra FFT per frame
         m_model->far_field(space, state.object, state.probe, data.positions, idx, m_waves);
         cost += data.frames.visit([&](auto const& frames) {
-          return data_cost(space, NoiseModel::gaussian, B, m_waves, frames, idx, data.mask, T(1e-6));
+          return data_cost(space, NoiseModel::gaussian, B, m_waves, frames, idx, data.mask, state.background,
+                           T(1e-6));
         });
       } else {
         extract_patches(space, state.object, data.positions, idx, m_model->patches());
@@ -469,9 +480,11 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
       reflect_exit_waves<T>(space, B, state.probe, m_model->patches(), psi_of(c), m_waves, inv_d);
       m_model->fft().forward(space, waves, waves, FFTNorm::none);
       double const fourier_error = data.frames.visit([&](auto const& frames) {
-        return m_pbound > 0 ? power_bound_projection<T>(space, B, m_waves, frames, idx, data.mask, m_measured,
+        return m_pbound > 0 ? power_bound_projection<T>(space, B, m_waves, frames, idx, data.mask, state.background,
+                                                        m_measured,
                                                         m_pbound, T(1e-6), inv_d)
-                            : modulus_projection(space, B, m_waves, frames, idx, data.mask, T(1e-6), inv_d);
+                            : modulus_projection(space, B, m_waves, frames, idx, data.mask, state.background,
+                                                 T(1e-6), inv_d);
       });
       if (!m_options.cost_every) cost += fourier_error;
       m_model->fft().inverse(space, waves, waves, FFTNorm::none);

@@ -36,7 +36,7 @@ void exit_wave_update(ExecSpace const& space, ForwardModel<T, ExecSpace> const& 
   // The inverse FFT's 1/D is folded into the direction kernel.
   T const inv_d = T(1) / T(data.detector());
   data.frames.visit([&](auto const& frames) {
-    cost_descent_direction(space, noise, B, waves, frames, idx, data.mask, cost, T(1e-6), inv_d);
+    cost_descent_direction(space, noise, B, waves, frames, idx, data.mask, state.background, cost, T(1e-6), inv_d);
   });
   model.fft().inverse(space, batch, batch, FFTNorm::none);
 }

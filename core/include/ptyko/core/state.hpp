@@ -44,6 +44,10 @@ struct State {
   using memory_space = typename ExecSpace::memory_space;
   ComplexView2<T, memory_space> object;  ///< (H, W) this rank's tile
   ComplexView3<T, memory_space> probe;   ///< (M, D, D) probe modes
+  /// (D, D) incoherent background counts per frame and pixel, zero
+  /// frequency at [0][0] like the frames: part of every frame's model
+  /// intensity (background refinement). Extent 0: none.
+  RealView2<T, memory_space> background;
   /// Pixel of the global object at the tile's (0, 0).
   int tile_y = 0, tile_x = 0;
   int epoch = 0;                         ///< epochs completed

@@ -2,6 +2,12 @@
 // Detector-plane kernels on far fields Psi (B, M, D, D) and measured
 // intensities d (N, D, D), both corner-centred (un-shifted on load):
 //  * far_field_intensity: I = sum_m |Psi_m|^2
+// With an incoherent background b (D, D), the same for every frame
+// (air scatter, fluorescence, a detector offset; background refinement),
+// I below is the model's whole intensity sum_m |Psi_m|^2 + b: the
+// background is one more incoherent mode that no probe carries, and the
+// factors scale the coherent modes as they would scale it (PyNX's
+// "background as a mode"). An empty background View is none.
 //  * modulus_projection (Gaussian/amplitude noise), fused with its cost
 //      Psi_m <- Psi_m * sqrt(d) / (sqrt(I) + eps)  on measured pixels
 //      cost  =  sum (sqrt(I) - sqrt(d))^2
@@ -87,11 +93,13 @@ namespace impl {
 template <class ExecSpace, class T, class Mem, class DataView, class Op, class Cost>
 void fourier_pixel_reduce(ExecSpace const& space, char const* label, int B,
                           ComplexView4<T, Mem> const& Psi, DataView const& data,
-                          IndexView<Mem> const& indices, MaskView<Mem> const& mask, Op op,
-                          T out_scale, Cost&& cost) {
+                          IndexView<Mem> const& indices, MaskView<Mem> const& mask,
+                          RealView2<T, Mem> const& background, Op op, T out_scale, Cost&& cost) {
   int const M = int(Psi.extent(1));
   int const D = int(Psi.extent(2));
   bool const has_mask = mask.extent(0) > 0;
+  bool const has_background = background.extent(0) > 0;
+  auto bg = background;
   auto F = Psi;
   auto d = data;
   auto idx = indices;
@@ -104,6 +112,7 @@ void fourier_pixel_reduce(ExecSpace const& space, char const* label, int B,
       KOKKOS_LAMBDA(int b, int i, int j0, int j1, double& acc) {
         auto const* meas = &d(idx(b), i, 0);
         std::uint8_t const* measured = has_mask ? &msk(i, 0) : nullptr;
+        T const* incoherent = has_background ? &bg(i, 0) : nullptr;
         constexpr int chunk = span_chunk_v<ExecSpace>;
         // One running sum per lane: a single running sum would make every
         // pixel wait for the previous add (latency-bound, ~4 cycles a pixel).
@@ -114,6 +123,8 @@ void fourier_pixel_reduce(ExecSpace const& space, char const* label, int B,
           T I[chunk], factor[chunk];
           double part[chunk];
           chunk_intensity(F, b, i, c0, n, M, I);
+          if (incoherent != nullptr)
+            for (int k = 0; k < n; ++k) I[k] += incoherent[c0 + k];
           for (int k = 0; k < n; ++k) {
             T const dk = T(meas[c0 + k]);
             factor[k] = op.factor(I[k], dk) * out_scale;
@@ -150,11 +161,12 @@ void fourier_pixel_reduce(ExecSpace const& space, char const* label, int B,
 // arrays first: then no store into Psi can be feared to change a value still
 // to be read, which would keep the loop scalar. Rows with a mask
 // take their own loop (Masked): its selects in every pixel would keep the
-// common loop scalar. Partial costs go to T lanes, one per column.
-template <int MC, int N, bool Masked, class T, class Meas, class Op>
+// common loop scalar; so do rows with a background (Background, its row
+// `incoherent`). Partial costs go to T lanes, one per column.
+template <int MC, int N, bool Masked, bool Background, class T, class Meas, class Op>
 KOKKOS_INLINE_FUNCTION void fourier_pixels(Complex<T>* const* rows, Meas const* meas,
-                                           std::uint8_t const* measured, int c0, Op const& op, T out_scale,
-                                           T* lane) {
+                                           std::uint8_t const* measured, T const* incoherent, int c0,
+                                           Op const& op, T out_scale, T* lane) {
   // Integer counts cannot alias Psi's floats; float frames are copied.
   constexpr bool copy_data = !std::is_integral_v<Meas>;
   T d[copy_data ? N : 1], keep[N];
@@ -169,6 +181,7 @@ KOKKOS_INLINE_FUNCTION void fourier_pixels(Complex<T>* const* rows, Meas const* 
       x[m] = rows[m][c0 + k];
       I += math::norm2(x[m]);
     }
+    if constexpr (Background) I += incoherent[c0 + k];
     T const dk = copy_data ? d[copy_data ? k : 0] : T(meas[c0 + k]);
     T factor = op.factor(I, dk), part = op.cost(I, dk);
     if (Masked) {
@@ -183,23 +196,35 @@ KOKKOS_INLINE_FUNCTION void fourier_pixels(Complex<T>* const* rows, Meas const* 
   }
 }
 
+/// fourier_pixels over columns [j0, j1): chunks of N, then single columns.
+template <int MC, int N, bool Masked, bool Background, class T, class Meas, class Op>
+KOKKOS_INLINE_FUNCTION void fourier_columns(Complex<T>* const* rows, Meas const* meas, std::uint8_t const* measured,
+                                            T const* incoherent, int j0, int j1, Op const& op, T out_scale,
+                                            T* lane) {
+  int c0 = j0;
+  for (; c0 + N <= j1; c0 += N)
+    fourier_pixels<MC, N, Masked, Background>(rows, meas, measured, incoherent, c0, op, out_scale, lane);
+  for (; c0 < j1; ++c0)
+    fourier_pixels<MC, 1, Masked, Background>(rows, meas, measured, incoherent, c0, op, out_scale, lane);
+}
+
 /// One detector row's columns [j0, j1) through fourier_pixels (mode count
-/// MC compiled, chunks of N columns, then single columns; rows with a mask
-/// take the masked loop). Returns the row's cost, summed in N T lanes of
+/// MC compiled; rows with a mask, or a background row `incoherent`, take
+/// their own loops). Returns the row's cost, summed in N T lanes of
 /// (j1 - j0) / N terms each.
 template <int MC, int N, class T, class Meas, class Op>
 KOKKOS_INLINE_FUNCTION T fourier_row(Complex<T>* const* rows, Meas const* meas, std::uint8_t const* measured,
-                                     int j0, int j1, Op const& op, T out_scale) {
+                                     T const* incoherent, int j0, int j1, Op const& op, T out_scale) {
   T lane[N];
   for (int k = 0; k < N; ++k) lane[k] = T(0);
-  int c0 = j0;
-  if (measured == nullptr) {
-    for (; c0 + N <= j1; c0 += N) fourier_pixels<MC, N, false>(rows, meas, measured, c0, op, out_scale, lane);
-    for (; c0 < j1; ++c0) fourier_pixels<MC, 1, false>(rows, meas, measured, c0, op, out_scale, lane);
-  } else {
-    for (; c0 + N <= j1; c0 += N) fourier_pixels<MC, N, true>(rows, meas, measured, c0, op, out_scale, lane);
-    for (; c0 < j1; ++c0) fourier_pixels<MC, 1, true>(rows, meas, measured, c0, op, out_scale, lane);
-  }
+  if (measured == nullptr && incoherent == nullptr)
+    fourier_columns<MC, N, false, false>(rows, meas, measured, incoherent, j0, j1, op, out_scale, lane);
+  else if (incoherent == nullptr)
+    fourier_columns<MC, N, true, false>(rows, meas, measured, incoherent, j0, j1, op, out_scale, lane);
+  else if (measured == nullptr)
+    fourier_columns<MC, N, false, true>(rows, meas, measured, incoherent, j0, j1, op, out_scale, lane);
+  else
+    fourier_columns<MC, N, true, true>(rows, meas, measured, incoherent, j0, j1, op, out_scale, lane);
   T row = T(0);
   for (int k = 0; k < N; ++k) row += lane[k];
   return row;
@@ -208,11 +233,13 @@ KOKKOS_INLINE_FUNCTION T fourier_row(Complex<T>* const* rows, Meas const* meas, 
 template <int MC, class ExecSpace, class T, class Mem, class DataView, class Op, class Cost>
 void fourier_pixel_reduce_compiled(ExecSpace const& space, char const* label, int B,
                                    ComplexView4<T, Mem> const& Psi, DataView const& data,
-                                   IndexView<Mem> const& indices, MaskView<Mem> const& mask, Op op,
-                                   T out_scale, Cost&& cost) {
+                                   IndexView<Mem> const& indices, MaskView<Mem> const& mask,
+                                   RealView2<T, Mem> const& background, Op op, T out_scale, Cost&& cost) {
   static_assert(MC >= 1, "fourier_pixel_reduce_compiled: a compiled mode count");
   int const D = int(Psi.extent(2));
   bool const has_mask = mask.extent(0) > 0;
+  bool const has_background = background.extent(0) > 0;
+  auto bg = background;
   auto F = Psi;
   auto d = data;
   auto idx = indices;
@@ -223,9 +250,9 @@ void fourier_pixel_reduce_compiled(ExecSpace const& space, char const* label, in
       KOKKOS_LAMBDA(int b, int i, int j0, int j1, double& acc) {
         Complex<T>* rows[MC];
         for (int m = 0; m < MC; ++m) rows[m] = &F(b, m, i, 0);
-        acc += double(fourier_row<MC, span_chunk_v<ExecSpace>>(rows, &d(idx(b), i, 0),
-                                                               has_mask ? &msk(i, 0) : nullptr, j0, j1, op,
-                                                               out_scale));
+        acc += double(fourier_row<MC, span_chunk_v<ExecSpace>>(
+            rows, &d(idx(b), i, 0), has_mask ? &msk(i, 0) : nullptr, has_background ? &bg(i, 0) : nullptr, j0, j1,
+            op, out_scale));
       },
       std::forward<Cost>(cost));
 }
@@ -234,25 +261,26 @@ void fourier_pixel_reduce_compiled(ExecSpace const& space, char const* label, in
 /// cost goes to `cost` as there.
 template <class ExecSpace, class T, class Mem, class DataView, class Op, class Cost>
 void fourier_reduce_into(ExecSpace const& space, char const* label, int B, ComplexView4<T, Mem> const& Psi,
-                         DataView const& data, IndexView<Mem> const& indices, MaskView<Mem> const& mask, Op op,
-                         T out_scale, Cost&& cost) {
+                         DataView const& data, IndexView<Mem> const& indices, MaskView<Mem> const& mask,
+                         RealView2<T, Mem> const& background, Op op, T out_scale, Cost&& cost) {
   with_compiled_modes(int(Psi.extent(1)), [&](auto mc) {
     constexpr int MC = decltype(mc)::value;
     if constexpr (MC > 0)
-      fourier_pixel_reduce_compiled<MC>(space, label, B, Psi, data, indices, mask, op, out_scale,
+      fourier_pixel_reduce_compiled<MC>(space, label, B, Psi, data, indices, mask, background, op, out_scale,
                                         std::forward<Cost>(cost));
     else
-      fourier_pixel_reduce(space, label, B, Psi, data, indices, mask, op, out_scale, std::forward<Cost>(cost));
+      fourier_pixel_reduce(space, label, B, Psi, data, indices, mask, background, op, out_scale,
+                           std::forward<Cost>(cost));
   });
 }
 
 /// fourier_reduce_into a host scalar: returns the cost (blocking).
 template <class ExecSpace, class T, class Mem, class DataView, class Op>
 double fourier_reduce(ExecSpace const& space, char const* label, int B, ComplexView4<T, Mem> const& Psi,
-                      DataView const& data, IndexView<Mem> const& indices, MaskView<Mem> const& mask, Op op,
-                      T out_scale = T(1)) {
+                      DataView const& data, IndexView<Mem> const& indices, MaskView<Mem> const& mask,
+                      RealView2<T, Mem> const& background, Op op, T out_scale = T(1)) {
   double cost = 0;
-  fourier_reduce_into(space, label, B, Psi, data, indices, mask, op, out_scale, cost);
+  fourier_reduce_into(space, label, B, Psi, data, indices, mask, background, op, out_scale, cost);
   return cost;
 }
 
@@ -312,15 +340,17 @@ struct PoissonDirection : PoissonCost<T> {
 }  // namespace impl
 
 /// Gaussian modulus projection of Psi (B, M, D, D) in place, against frames
-/// data(indices(b)); an empty mask View means all pixels are measured.
-/// Returns the Gaussian cost of the Psi it received (blocking). The result
-/// is multiplied by `out_scale` (see impl::fourier_pixel_reduce).
+/// data(indices(b)); an empty mask View means all pixels are measured, an
+/// empty background View no background. Returns the Gaussian cost of the
+/// Psi it received (blocking). The result is multiplied by `out_scale` (see
+/// impl::fourier_pixel_reduce).
 template <class ExecSpace, class T, class Mem, class DataView>
 double modulus_projection(ExecSpace const& space, int B, ComplexView4<T, Mem> const& Psi,
                           DataView const& data, IndexView<Mem> const& indices,
-                          MaskView<Mem> const& mask, T eps, T out_scale = T(1)) {
-  return impl::fourier_reduce(space, "ptyko::modulus_projection", B, Psi, data, indices, mask,
-                                    impl::ModulusProjection<T>{{eps}}, out_scale);
+                          MaskView<Mem> const& mask, RealView2<T, Mem> const& background, T eps,
+                          T out_scale = T(1)) {
+  return impl::fourier_reduce(space, "ptyko::modulus_projection", B, Psi, data, indices, mask, background,
+                              impl::ModulusProjection<T>{{eps}}, out_scale);
 }
 
 namespace impl {
@@ -329,12 +359,13 @@ namespace impl {
 template <class ExecSpace, class T, class Mem, class DataView, class Cost>
 void cost_descent_direction_into(ExecSpace const& space, NoiseModel noise, int B, ComplexView4<T, Mem> const& Psi,
                                  DataView const& data, IndexView<Mem> const& indices, MaskView<Mem> const& mask,
-                                 T eps, T out_scale, T poisson_ratio, Cost&& cost) {
+                                 RealView2<T, Mem> const& background, T eps, T out_scale, T poisson_ratio,
+                                 Cost&& cost) {
   if (noise == NoiseModel::gaussian)
-    fourier_reduce_into(space, "ptyko::cost_descent_direction::gaussian", B, Psi, data, indices, mask,
+    fourier_reduce_into(space, "ptyko::cost_descent_direction::gaussian", B, Psi, data, indices, mask, background,
                         GaussianDirection<T>{{eps}}, out_scale, std::forward<Cost>(cost));
   else
-    fourier_reduce_into(space, "ptyko::cost_descent_direction::poisson", B, Psi, data, indices, mask,
+    fourier_reduce_into(space, "ptyko::cost_descent_direction::poisson", B, Psi, data, indices, mask, background,
                         PoissonDirection<T>{{eps}, poisson_ratio}, out_scale, std::forward<Cost>(cost));
 }
 }  // namespace impl
@@ -348,20 +379,22 @@ void cost_descent_direction_into(ExecSpace const& space, NoiseModel noise, int B
 template <class ExecSpace, class T, class Mem, class DataView>
 void cost_descent_direction(ExecSpace const& space, NoiseModel noise, int B, ComplexView4<T, Mem> const& Psi,
                             DataView const& data, IndexView<Mem> const& indices, MaskView<Mem> const& mask,
-                            Kokkos::View<double, Mem> const& cost, T eps, T out_scale = T(1),
-                            T poisson_ratio = T(poisson_ratio_max)) {
-  impl::cost_descent_direction_into(space, noise, B, Psi, data, indices, mask, eps, out_scale, poisson_ratio,
-                                    Kokkos::Sum<double, Mem>(cost));
+                            RealView2<T, Mem> const& background, Kokkos::View<double, Mem> const& cost, T eps,
+                            T out_scale = T(1), T poisson_ratio = T(poisson_ratio_max)) {
+  impl::cost_descent_direction_into(space, noise, B, Psi, data, indices, mask, background, eps, out_scale,
+                                    poisson_ratio, Kokkos::Sum<double, Mem>(cost));
 }
 
 /// The same, returning the cost (blocking).
 template <class ExecSpace, class T, class Mem, class DataView>
 double cost_descent_direction(ExecSpace const& space, NoiseModel noise, int B,
                               ComplexView4<T, Mem> const& Psi, DataView const& data,
-                              IndexView<Mem> const& indices, MaskView<Mem> const& mask, T eps,
-                              T out_scale = T(1), T poisson_ratio = T(poisson_ratio_max)) {
+                              IndexView<Mem> const& indices, MaskView<Mem> const& mask,
+                              RealView2<T, Mem> const& background, T eps, T out_scale = T(1),
+                              T poisson_ratio = T(poisson_ratio_max)) {
   double cost = 0;
-  impl::cost_descent_direction_into(space, noise, B, Psi, data, indices, mask, eps, out_scale, poisson_ratio, cost);
+  impl::cost_descent_direction_into(space, noise, B, Psi, data, indices, mask, background, eps, out_scale,
+                                    poisson_ratio, cost);
   return cost;
 }
 
@@ -370,13 +403,13 @@ double cost_descent_direction(ExecSpace const& space, NoiseModel noise, int B,
 template <class ExecSpace, class T, class Mem, class DataView>
 double data_cost(ExecSpace const& space, NoiseModel noise, int B, ComplexView4<T, Mem> const& Psi,
                  DataView const& data, IndexView<Mem> const& indices, MaskView<Mem> const& mask,
-                 T eps) {
+                 RealView2<T, Mem> const& background, T eps) {
   if (noise == NoiseModel::gaussian) {
-    return impl::fourier_reduce(space, "ptyko::data_cost::gaussian", B, Psi, data, indices,
-                                      mask, impl::MeasureOnly<impl::GaussianCost<T>>{{eps}});
+    return impl::fourier_reduce(space, "ptyko::data_cost::gaussian", B, Psi, data, indices, mask, background,
+                                impl::MeasureOnly<impl::GaussianCost<T>>{{eps}});
   }
-  return impl::fourier_reduce(space, "ptyko::data_cost::poisson", B, Psi, data, indices, mask,
-                                    impl::MeasureOnly<impl::PoissonCost<T>>{{eps}});
+  return impl::fourier_reduce(space, "ptyko::data_cost::poisson", B, Psi, data, indices, mask, background,
+                              impl::MeasureOnly<impl::PoissonCost<T>>{{eps}});
 }
 
 }  // namespace ptyko
