@@ -1,8 +1,9 @@
-#include "solvers/pie_common.hpp"
+#include "far_field_sweep.hpp"
 
 #include <ptyko/core/intensity_refinement.hpp>
 #include <ptyko/core/simulate.hpp>
 #include <ptyko/kernels/compat.hpp>
+#include <ptyko/kernels/background.hpp>
 #include <ptyko/kernels/error.hpp>
 #include <ptyko/kernels/frame_power.hpp>
 
@@ -61,19 +62,17 @@ std::vector<double> neighbourhood_means(std::vector<std::array<double, 2>> const
 
 template <class T, class ExecSpace>
 IntensityRefiner<T, ExecSpace>::IntensityRefiner(ExecSpace const& space, LocalData<T, ExecSpace>& data, int modes,
-                                                 SolverOptions const& options)
-    : m_options(options) {
-  int const D = data.detector(), n = data.local_frames();
+                                                 SolverOptions const& options) {
+  int const n = data.local_frames();
   if (data.frames.is_counts())
     data.frames = FrameStack<Mem>(frames_as_float(space, data.frames.counts()));  // the counts are released
-  m_chunk = std::max(1, std::min(impl::pipeline_chunk<T>(space, D, modes, std::max(1, n)), 64));
+  m_sweep = std::make_unique<impl::FarFieldSweep<T, ExecSpace>>(space, data, modes, options.fft_planner);
   auto const view = [&](char const* label) {
     return Kokkos::View<double*, Kokkos::LayoutRight, Mem>(Kokkos::view_alloc(space, std::string(label)), std::max(1, n));
   };
   m_model_power = view("ptyko::IntensityRefiner::model_power");
   m_factor = view("ptyko::IntensityRefiner::factor");
   m_scale.assign(std::size_t(n), 1.0);
-  m_chunks = impl::walking_chunks<Mem>(data.positions, D, m_chunk);
   // The file's counts of every frame on measured pixels, once: frame f's
   // data then sum to m_scale[f] times them.
   auto const sums = view("ptyko::IntensityRefiner::file_counts");
@@ -92,20 +91,17 @@ IntensityRefinementReport IntensityRefiner<T, ExecSpace>::refine(ExecSpace const
                                                                  Sync<T, ExecSpace>& sync,
                                                                  std::vector<std::array<double, 2>> const& positions) {
   ScopedRegion region("ptyko::IntensityRefiner::refine");
-  int const n = data.local_frames(), D = data.detector(), M = int(state.probe.extent(0));
-  // 1. Every local frame's model counts on measured pixels.
-  if (!m_model) {
-    m_model = std::make_unique<ForwardModel<T, ExecSpace>>(space, m_chunk, M, D,
-                                                           plan_effort(m_options.fft_planner, D));
-    m_waves = ComplexView4<T, Mem>(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::IntensityRefiner::waves"), m_chunk, M, D, D);
+  int const n = data.local_frames();
+  // 1. Every local frame's model counts on measured pixels, the
+  //    background's (the same in every frame) included.
+  m_sweep->for_each_chunk(space, data, state, [&](int B, ComplexView4<T, Mem> const& waves, IndexView<Mem> const& idx) {
+    measured_model_power(space, B, waves, data.mask, idx, m_model_power);
+  });
+  auto model = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_model_power);  // device -> host: one double per frame
+  if (state.background.extent(0) > 0) {
+    double const background = measured_background_counts(space, state.background, data.mask);
+    for (int f = 0; f < n; ++f) model(f) += background;
   }
-  for (auto const& idx : m_chunks) {
-    int const B = int(idx.extent(0));
-    m_model->far_field(space, state.object, state.probe, data.positions, idx, m_waves);
-    measured_model_power(space, B, m_waves, data.mask, idx, m_model_power);
-  }
-  auto const model = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_model_power);  // device -> host: one double per frame
 
   // 2. g_j = c model_j / file_j: frame j's data, the file's times g_j, then
   //    sum to c times its model, with c = (file's counts) / (model's

@@ -29,7 +29,6 @@
 #include <ptyko/core/solver.hpp>
 #include <ptyko/core/state.hpp>
 #include <ptyko/core/sync.hpp>
-#include <ptyko/kernels/forward.hpp>
 #include <ptyko/kernels/types.hpp>
 
 #include <array>
@@ -42,6 +41,11 @@ struct IntensityRefinementReport {
   double rms_deviation = 0;  ///< root-mean-square of (relative flux - 1) over all ranks' frames
   double min_flux = 1, max_flux = 1;  ///< the extremes of the relative flux, all ranks
 };
+
+namespace impl {
+template <class T, class ExecSpace>
+class FarFieldSweep;
+}
 
 template <class T, class ExecSpace>
 class IntensityRefiner {
@@ -77,14 +81,10 @@ class IntensityRefiner {
   double smoothing_radius(State<T, ExecSpace> const& state) const;
   void apply(ExecSpace const& space, LocalData<T, ExecSpace> const& data, std::vector<double> const& new_scale);
 
-  SolverOptions m_options;
-  int m_chunk = 1;
-  std::unique_ptr<ForwardModel<T, ExecSpace>> m_model;  ///< made on the first refinement
-  ComplexView4<T, Mem> m_waves;
+  std::unique_ptr<impl::FarFieldSweep<T, ExecSpace>> m_sweep;
   Kokkos::View<double*, Kokkos::LayoutRight, Mem> m_model_power, m_factor;
   std::vector<double> m_scale;        ///< g of every local frame
   std::vector<double> m_file_counts;  ///< every local frame's counts on measured pixels, as loaded
-  std::vector<IndexView<Mem>> m_chunks;
 };
 
 }  // namespace ptyko
