@@ -20,6 +20,7 @@
 #include "commands.hpp"
 #include "run_config.hpp"
 
+#include <ptyko/core/background_refinement.hpp>
 #include <ptyko/core/checkpoint.hpp>
 #include <ptyko/core/dataset.hpp>
 #include <ptyko/core/frame_stats.hpp>
@@ -645,6 +646,7 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
     r.positions_px = result_positions();
     if (opts.refine_positions) r.file_positions_px = file_positions;
     r.relative_flux = flux;
+    r.background = background_on_host(space, rec.state());
     r.object_pixel_size_m = {layout.grid.pixel_size_y, layout.grid.pixel_size_x};
     r.cost = rec.state().cost;
     r.noise_model = opts.noise == NoiseModel::gaussian ? "gaussian" : "poisson";
@@ -696,6 +698,8 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
     if (std::isfinite(last.flux_rms_deviation))
       line += fmt::format("  flux {:.1f} % rms, {:.3f}-{:.3f}", 100 * last.flux_rms_deviation, last.flux_min,
                           last.flux_max);
+    if (std::isfinite(last.background_fraction))
+      line += fmt::format("  background {:.2f} % of counts", 100 * last.background_fraction);
     if (std::isfinite(error)) line += fmt::format("  error {:.4f}", error);
     log.info(line);
 
@@ -725,7 +729,7 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
       pictures = write_result_pictures(job.output, object, probe, fractions, rec.state().cost, noise,
                                        opts.refine_positions ? file_positions : std::vector<std::array<double, 2>>(),
                                        opts.refine_positions ? result_positions() : std::vector<std::array<double, 2>>(),
-                                       flux);
+                                       flux, background_on_host(space, rec.state()));
     }
     std::string done = fmt::format("reconstruct: wrote {} after {} epochs in {}", job.output, rec.state().epoch,
                                    format_duration(elapsed));

@@ -42,6 +42,10 @@ void add_simulate(CLI::App& app, Action& action) {
                   "Relative rms of each frame's incident flux (a beam that varies between frames; no monitor is "
                   "written, the truth keeps the fluxes)")
       ->capture_default_str();
+  cmd->add_option("--background", opts->background,
+                  "Mean counts per pixel of an incoherent background in every frame (air scatter's fall-off from "
+                  "the centre; the truth keeps it)")
+      ->capture_default_str();
   cmd->add_flag("--diverging", opts->diverging_probe,
                 "The beam diverges at the sample (the sample downstream of the probe's focus; default: upstream, "
                 "converging)");

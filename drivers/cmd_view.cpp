@@ -51,7 +51,7 @@ int run_view(ViewOptions const& o) {
   std::vector<std::string> written =
       write_result_pictures(base, r.object, r.probe, r.mode_power_fractions, r.cost, r.noise_model,
                             r.file_positions_px, r.file_positions_px.empty() ? r.file_positions_px : r.positions_px,
-                            r.relative_flux);
+                            r.relative_flux, r.background);
   std::string const stem = result_output_stem(base);
   if (wants(o, "npy")) {
     write_npy(stem + "_object.npy", r.object);

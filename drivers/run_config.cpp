@@ -242,7 +242,7 @@ OptionDef option(std::string section, std::string key, std::string cli, std::str
 }
 
 std::vector<std::string> const& sections() {
-  static std::vector<std::string> const s{"", "solver", "probe", "object", "positions", "intensities", "parallel", "output"};
+  static std::vector<std::string> const s{"", "solver", "probe", "object", "positions", "intensities", "background", "parallel", "output"};
   return s;
 }
 
@@ -389,6 +389,18 @@ std::vector<OptionDef> const& options() {
         "With --refine-intensities: epochs between refinements (each adds a forward transform of every position, "
         "about a quarter of an epoch)",
         [](RunConfig& c) -> auto& { return c.solver.intensities_every; }));
+    // -- [background]
+    t.push_back(option("background", "refine", "--refine-background",
+        "Refine an incoherent background common to all frames (air scatter, fluorescence, a detector offset; "
+        "docs/solvers.md)",
+        [](RunConfig& c) -> auto& { return c.solver.refine_background; }, Flag::sets_true));
+    t.push_back(option("background", "start", "--background-start",
+        "With --refine-background: first epoch (from 0) that refines (default: epochs / 10, after the probe's start)",
+        [](RunConfig& c) -> auto& { return c.solver.background_start; }, Flag::none, "10"));
+    t.push_back(option("background", "every", "--background-every",
+        "With --refine-background: epochs between refinements (each adds a forward transform of every position, "
+        "about a quarter of an epoch)",
+        [](RunConfig& c) -> auto& { return c.solver.background_every; }));
     // -- [parallel]
     t.push_back(option("parallel", "strategy", "--strategy", "Parallel strategy: neighbor or full-sync (the same result; neighbor moves fewer bytes)",
         [](RunConfig& c) -> auto& { return c.strategy; }));

@@ -1,5 +1,6 @@
 #include "result_io.hpp"
 
+#include <ptyko/core/background_refinement.hpp>
 #include <ptyko/core/checkpoint.hpp>
 #include <ptyko/core/hdf5.hpp>
 #include <ptyko/kernels/compat.hpp>
@@ -133,6 +134,7 @@ State<T, ExecSpace> state_from_checkpoint(ExecSpace const& space, Checkpoint con
   state.epoch_seconds.resize(std::size_t(c.epoch), 0.0);
   state.bytes_moved.resize(std::size_t(c.epoch), 0.0);
   state.rng_state = c.rng_state;
+  set_background(space, state, c.result.background);  // the model's background, when the run refined one
   fence(space, "ptyko::state_from_checkpoint");
   return state;
 }

@@ -49,6 +49,7 @@ constexpr char const* k_truth_object = "/entry_1/ptyko_truth/object";
 constexpr char const* k_truth_probe = "/entry_1/ptyko_truth/probe";
 constexpr char const* k_truth_positions = "/entry_1/ptyko_truth/positions_px";
 constexpr char const* k_truth_flux = "/entry_1/ptyko_truth/relative_flux";
+constexpr char const* k_truth_background = "/entry_1/ptyko_truth/background";
 
 // Above this a file's "energy" cannot be in joules: 1e-12 J is 6 MeV, beyond
 // any photon or electron source used for ptychography.
@@ -834,6 +835,14 @@ std::optional<CxiTruth> cxi_read_truth(CxiInfo const& info) {
   truth.positions_px.resize(pdims[0]);
   for (std::size_t n = 0; n < pdims[0]; ++n) truth.positions_px[n] = {pos[2 * n], pos[2 * n + 1]};
   if (h5::exists(f, k_truth_flux)) truth.relative_flux = h5::read<double>(f, k_truth_flux);
+  if (h5::exists(f, k_truth_background)) {
+    std::vector<std::size_t> bdims;
+    auto const b = h5::read<double>(f, k_truth_background, &bdims);
+    PTYKO_REQUIRE(bdims.size() == 2, info.path, ": ", k_truth_background, " has shape ", shape_string(bdims),
+                  "; expected (D, D)");
+    truth.background = HostReal2("ptyko::cxi::truth_background", bdims[0], bdims[1]);
+    std::copy(b.begin(), b.end(), truth.background.data());
+  }
   return truth;
 }
 
@@ -916,6 +925,9 @@ void cxi_write(std::string const& path, CxiContents const& c) {
     }
     h5::write(f, k_truth_positions, pos.data(), {n, 2});
     if (!c.truth->relative_flux.empty()) h5::write(f, k_truth_flux, c.truth->relative_flux.data(), {n});
+    if (c.truth->background.extent(0) > 0)
+      h5::write(f, k_truth_background, c.truth->background.data(),
+                {c.truth->background.extent(0), c.truth->background.extent(1)});
   }
   out.commit();
 }

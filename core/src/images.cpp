@@ -564,6 +564,29 @@ Picture flux_picture(std::vector<double> const& flux) {
   return pic;
 }
 
+Picture background_picture(HostReal2 const& background) {
+  int const h = int(background.extent(0)), w = int(background.extent(1));
+  PTYKO_REQUIRE(h > 0 && w > 0, "background picture: no background");
+  int const zoom = std::max(1, (256 + std::max(h, w) - 1) / std::max(h, w));
+  double counts = 0;
+  std::vector<double> level(std::size_t(h) * w);
+  for (std::size_t k = 0; k < level.size(); ++k) {
+    counts += background.data()[k];
+    level[k] = std::log10(1 + std::max(0.0, background.data()[k]));
+  }
+  Picture const small = gray_picture(level, h, w);
+  int const ts = 2, top = 36;
+  Picture pic(std::max(w * zoom, 320), h * zoom + top);
+  std::string const title = fmt::format("background: {:.4g} counts per frame", counts);
+  text(pic, (pic.width - text_width(title, ts)) / 2, 10, title, ts, k_black);
+  int const left = (pic.width - w * zoom) / 2;
+  for (int y = 0; y < h * zoom; ++y)
+    for (int x = 0; x < w * zoom; ++x)
+      std::copy_n(&small.rgb[3 * (std::size_t(y / zoom) * w + x / zoom)], 3,
+                  &pic.rgb[3 * (std::size_t(y + top) * pic.width + left + x)]);
+  return pic;
+}
+
 std::string result_output_stem(std::string const& result_path) {
   namespace fs = std::filesystem;
   fs::path p(result_path);
@@ -629,7 +652,8 @@ std::vector<std::string> write_result_pictures(std::string const& result_path, H
                                                std::vector<double> const& cost, std::string const& noise_model,
                                                std::vector<std::array<double, 2>> const& file_positions,
                                                std::vector<std::array<double, 2>> const& refined_positions,
-                                               std::vector<double> const& relative_flux) {
+                                               std::vector<double> const& relative_flux,
+                                               HostReal2 const& background) {
   auto paths = result_picture_paths(result_path);
   write_png(paths[0], object_phase_picture(object));
   write_png(paths[1], object_amplitude_picture(object));
@@ -642,6 +666,10 @@ std::vector<std::string> write_result_pictures(std::string const& result_path, H
   if (!relative_flux.empty()) {
     paths.push_back(result_output_stem(result_path) + "_flux.png");
     write_png(paths.back(), flux_picture(relative_flux));
+  }
+  if (background.extent(0) > 0) {
+    paths.push_back(result_output_stem(result_path) + "_background.png");
+    write_png(paths.back(), background_picture(background));
   }
   return paths;
 }

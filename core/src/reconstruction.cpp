@@ -1,9 +1,11 @@
+#include <ptyko/core/background_refinement.hpp>
 #include <ptyko/core/batching.hpp>
 #include <ptyko/core/intensity_refinement.hpp>
 #include <ptyko/core/masked_power.hpp>
 #include <ptyko/core/position_refinement.hpp>
 #include <ptyko/core/probe_modes.hpp>
 #include <ptyko/core/reconstruction.hpp>
+#include <ptyko/kernels/background.hpp>
 #include <ptyko/kernels/compat.hpp>
 #include <ptyko/kernels/error.hpp>
 #include <ptyko/kernels/frame_loop.hpp>
@@ -138,6 +140,8 @@ Reconstruction<T, ExecSpace>::Reconstruction(ExecSpace const& space, LocalData<T
   // solver's set-up, which may keep a View of them).
   if (m_options.refine_intensities)
     m_intensities = std::make_unique<IntensityRefiner<T, ExecSpace>>(m_space, m_data, m_state.modes(), m_options);
+  if (m_options.refine_background)
+    m_background = std::make_unique<BackgroundRefiner<T, ExecSpace>>(m_space, m_data, m_state.modes(), m_options);
   m_solver->setup(m_space, m_data, m_state, m_options, max_local);
   int const M = m_state.modes();
   if (M > 1)
@@ -277,7 +281,11 @@ EpochReport Reconstruction<T, ExecSpace>::step() {
     double const total = std::accumulate(powers.begin(), powers.end(), 0.0);
     if (m_options.rescale_every > 0 && (epoch + 1) % m_options.rescale_every == 0 && total > 0) {
       double const f = m_masked_power ? m_masked_power->fraction(m_space, m_state.probe, m_data.mask) : 0;
-      double const c = std::sqrt(probe_power_for_counts(m_power, f) / total);
+      // The probe carries the counts the background does not.
+      double const background = m_state.background.extent(0) > 0
+                                    ? measured_background_counts(m_space, m_state.background, m_data.mask)
+                                    : 0.0;
+      double const c = std::sqrt(probe_power_for_counts(std::max(0.0, m_power - background), f) / total);
       scale(m_space, m_state.probe, T(c));
       scale(m_space, m_state.object, T(1 / c));
       for (auto& p : powers) p *= c * c;
@@ -305,6 +313,13 @@ EpochReport Reconstruction<T, ExecSpace>::step() {
     report.flux_rms_deviation = flux.rms_deviation;
     report.flux_min = flux.min_flux;
     report.flux_max = flux.max_flux;
+  }
+  // The background after the intensities: it is the same in every frame,
+  // measured against the frames as now scaled.
+  if (m_background && epoch >= m_options.background_start &&
+      (epoch - m_options.background_start) % m_options.background_every == 0) {
+    double const counts = m_background->refine(m_space, m_data, m_state, m_sync);
+    report.background_fraction = m_power > 0 ? counts / m_power : 0;
   }
   fence(m_space, "ptyko::Reconstruction::epoch_done");
 

@@ -49,6 +49,9 @@ void impl::write_result_datasets(h5::File const& f, ResultContents const& r) {
   write_vector(f, "mode_power_fractions", r.mode_power_fractions);
   if (!r.object_error.empty()) write_vector(f, "object_error", r.object_error);
   if (!r.relative_flux.empty()) write_vector(f, "relative_flux", r.relative_flux);
+  if (r.background.extent(0) > 0)
+    h5::write(f, base + "/background", r.background.data(), {r.background.extent(0), r.background.extent(1)},
+              {false}, "float32");
   h5::write_string(f, base + "/config", r.config);
   h5::write_string(f, base + "/provenance", r.provenance);
 }
@@ -89,6 +92,13 @@ ResultContents impl::read_result_datasets(h5::File const& f, std::string const& 
   r.mode_power_fractions = read_vector(f, "mode_power_fractions");
   r.object_error = read_vector(f, "object_error");
   r.relative_flux = read_vector(f, "relative_flux");
+  if (h5::exists(f, base + "/background")) {
+    auto background = h5::read<double>(f, base + "/background", &dims);
+    PTYKO_REQUIRE(dims.size() == 2 && dims[0] == r.probe.extent(1) && dims[1] == r.probe.extent(2), path,
+                  ": /reconstruction/background is not the probe's D x D");
+    r.background = HostReal2("ptyko::result::background", dims[0], dims[1]);
+    std::copy(background.begin(), background.end(), r.background.data());
+  }
   if (h5::exists(f, base + "/config")) r.config = h5::read_string(f, base + "/config");
   if (h5::exists(f, base + "/provenance")) r.provenance = h5::read_string(f, base + "/provenance");
   return r;

@@ -27,6 +27,8 @@ void validate(SimulationOptions const& o) {
                 o.detector);
   PTYKO_REQUIRE(o.modes >= 1 && o.modes <= max_probe_modes, "--modes must be in [1, ", max_probe_modes, "], got ", o.modes);
   PTYKO_REQUIRE(o.flux_jitter >= 0 && o.flux_jitter <= 1, "--flux-jitter must be in [0, 1], got ", o.flux_jitter);
+  PTYKO_REQUIRE(o.background >= 0 && std::isfinite(o.background), "--background must be >= 0 counts per pixel, got ",
+                o.background);
   PTYKO_REQUIRE(o.photons > 0 && std::isfinite(o.photons), "--photons must be positive, got ",
                 o.photons);
   PTYKO_REQUIRE(o.step_px >= 0 && std::isfinite(o.step_px), "--step must be >= 0 pixels, got ",
@@ -323,11 +325,24 @@ CxiContents simulate(SimulationOptions const& o) {
     std::normal_distribution<double> z(-0.5 * sigma * sigma, sigma);
     for (int n = 0; n < o.frames; ++n) flux.push_back(std::exp(z(rng)));
   }
+  // The background, corner-centred like the model: air scatter's fall-off
+  // from the direct beam, scaled to `background` counts per pixel on average.
+  std::vector<double> background(std::size_t(D) * D, 0.0);
+  if (o.background > 0) {
+    double total = 0;
+    for (int y = 0; y < D; ++y)
+      for (int x = 0; x < D; ++x) {
+        double const fy = y < (D + 1) / 2 ? y : y - D, fx = x < (D + 1) / 2 ? x : x - D;
+        double const r = std::hypot(fy, fx) / (0.25 * D);
+        total += background[std::size_t(y) * D + x] = 1 / (1 + r * r);
+      }
+    for (double& b : background) b *= o.background * D * D / total;
+  }
   std::vector<double> noisy(std::size_t(D) * D);
   for (int n = 0; n < o.frames; ++n) {
     double const beam = flux.empty() ? scale : scale * flux[std::size_t(n)];
     for (int k = 0; k < D * D; ++k) {
-      double const lambda = beam * model[std::size_t(n) * D * D + k];
+      double const lambda = beam * model[std::size_t(n) * D * D + k] + background[std::size_t(k)];
       noisy[k] = lambda > 0 ? double(std::poisson_distribution<long long>(lambda)(rng)) : 0.0;
     }
     fftshift2(noisy.data(), &out.frames(n, 0, 0), D, D);  // files hold centred frames
@@ -350,6 +365,10 @@ CxiContents simulate(SimulationOptions const& o) {
   truth.probe = probe;
   truth.positions_px = positions_px;
   truth.relative_flux = flux;
+  if (o.background > 0) {
+    truth.background = HostReal2("ptyko::simulate::background", D, D);
+    fftshift2(background.data(), truth.background.data(), D, D);
+  }
   out.truth = truth;
   return out;
 }

@@ -81,6 +81,8 @@ void resolve_solver_defaults(SolverOptions& o, std::size_t frames) {
   if (o.positions_start < 0) o.positions_start = std::max(o.probe_update_start + 1, o.epochs / 5);
   if (o.intensities_start < 0) o.intensities_start = std::max(o.probe_update_start + 1, o.epochs / 10);
   PTYKO_REQUIRE(o.intensities_every >= 1, "--intensities-every must be >= 1, got ", o.intensities_every);
+  if (o.background_start < 0) o.background_start = std::max(o.probe_update_start + 1, o.epochs / 10);
+  PTYKO_REQUIRE(o.background_every >= 1, "--background-every must be >= 1, got ", o.background_every);
   PTYKO_REQUIRE(o.positions_every >= 1, "--refine-every must be >= 1, got ", o.positions_every);
   PTYKO_REQUIRE(o.positions_step > 0, "--refine-step must be > 0 pixels, got ", o.positions_step);
   PTYKO_REQUIRE(o.alpha < 0 || (o.alpha >= 0 && o.alpha <= 1), "--alpha must be in [0, 1], got ", o.alpha);

@@ -371,6 +371,22 @@ TEST_F(Images, FluxPictureDotsEachFrame) {
   write_png(file("flux.png"), pic);
 }
 
+TEST_F(Images, BackgroundPictureIsEnlargedAndBrightWhereTheBackgroundIs) {
+  HostReal2 background("background", 32, 32);
+  for (int y = 0; y < 32; ++y)
+    for (int x = 0; x < 32; ++x) background(y, x) = (y >= 8 && y < 16) ? 100.0 : 1.0;  // a bright band
+  Picture const pic = background_picture(background);
+  EXPECT_EQ(pic.width, 320);  // 32 pixels enlarged 8 times = 256, the title's width 320
+  EXPECT_EQ(pic.height, 256 + 36);
+  int const left = (320 - 256) / 2;
+  auto const gray = [&](int y, int x) { return int(pic.rgb[3 * (std::size_t(36 + y) * pic.width + left + x)]); };
+  EXPECT_EQ(gray(12 * 8, 100), 255);  // in the band
+  EXPECT_EQ(gray(2 * 8, 100), 0);     // outside
+  EXPECT_EQ(gray(30 * 8 + 7, 255), 0);
+  EXPECT_THROW(background_picture(HostReal2()), UserError);
+  write_png(file("background.png"), pic);
+}
+
 TEST_F(Images, ResultPicturePathsStripTheResultExtension) {
   auto const p = result_picture_paths("runs/out.h5");
   ASSERT_EQ(p.size(), 4u);

@@ -25,6 +25,7 @@ namespace ptyko {
 using HostFrames = Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::HostSpace>;
 using HostMask = Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, Kokkos::HostSpace>;
 using HostComplex2 = Kokkos::View<Complex<double>**, Kokkos::LayoutRight, Kokkos::HostSpace>;
+using HostReal2 = Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace>;
 using HostComplex3 = Kokkos::View<Complex<double>***, Kokkos::LayoutRight, Kokkos::HostSpace>;
 
 /// The frames to work with, made from the stored ones: a square window
@@ -179,6 +180,9 @@ struct CxiTruth {
   std::vector<std::array<double, 2>> positions_px; ///< (y, x) probe centres
   /// Each frame's incident flux over the mean (empty: the same for all).
   std::vector<double> relative_flux;
+  /// The incoherent background of every frame, (D, D) mean counts, centred
+  /// (extent 0: none).
+  HostReal2 background;
 };
 std::optional<CxiTruth> cxi_read_truth(CxiInfo const& info);
 

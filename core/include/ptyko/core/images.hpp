@@ -87,6 +87,11 @@ Picture positions_picture(std::vector<std::array<double, 2>> const& file_positio
 /// gives the rms deviation; 640 x 400 pixels.
 Picture flux_picture(std::vector<double> const& flux);
 
+/// The incoherent background (background refinement; centred D x D
+/// counts) as a gray picture of log10(1 + b), enlarged (nearest neighbour)
+/// to at least 256 pixels, with its counts per frame in the title.
+Picture background_picture(HostReal2 const& background);
+
 /// What the files written next to a result are named after: `result_path`
 /// without a trailing .h5, .hdf5 or .cxi (any case; other extensions are
 /// kept), folder included ("runs/out.h5" gives "runs/out").
@@ -102,14 +107,16 @@ std::vector<std::string> result_picture_paths(std::string const& result_path);
 /// returns their paths. The convergence title is "cost (<noise_model>)".
 /// With refined positions (and the file's, as many), also
 /// OUT_positions.png (positions_picture); with fluxes (intensity
-/// refinement), OUT_flux.png (flux_picture). Throws UserError (naming the
-/// file) when one cannot be written.
+/// refinement), OUT_flux.png (flux_picture); with a background (background
+/// refinement), OUT_background.png (background_picture). Throws UserError
+/// (naming the file) when one cannot be written.
 std::vector<std::string> write_result_pictures(std::string const& result_path, HostComplex2 const& object,
                                                HostComplex3 const& probe,
                                                std::vector<double> const& power_fractions,
                                                std::vector<double> const& cost, std::string const& noise_model,
                                                std::vector<std::array<double, 2>> const& file_positions = {},
                                                std::vector<std::array<double, 2>> const& refined_positions = {},
-                                               std::vector<double> const& relative_flux = {});
+                                               std::vector<double> const& relative_flux = {},
+                                               HostReal2 const& background = {});
 
 }  // namespace ptyko

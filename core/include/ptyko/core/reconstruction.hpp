@@ -32,6 +32,9 @@ struct EpochReport {
   /// and extremes; NaN when none ran.
   double flux_rms_deviation = std::nan("");
   double flux_min = std::nan(""), flux_max = std::nan("");
+  /// Background refinement after this epoch (SolverOptions::refine_background):
+  /// the background's share of the measured counts; NaN when none ran.
+  double background_fraction = std::nan("");
 };
 
 template <class T, class ExecSpace>
@@ -40,6 +43,8 @@ template <class T, class ExecSpace>
 class MaskedPower;
 template <class T, class ExecSpace>
 class IntensityRefiner;
+template <class T, class ExecSpace>
+class BackgroundRefiner;
 
 /// Mean diffraction pattern over all ranks' frames (corner-centred D x D, on
 /// the host) and the mean total counts per frame over measured pixels.
@@ -119,6 +124,7 @@ class Reconstruction {
   std::vector<int> m_frame_rank;  ///< the rank holding each frame, when the strategy reads tile sources
   std::unique_ptr<PositionRefiner<T, ExecSpace>> m_refiner;  ///< made on the first refinement
   std::unique_ptr<IntensityRefiner<T, ExecSpace>> m_intensities;  ///< with refine_intensities
+  std::unique_ptr<BackgroundRefiner<T, ExecSpace>> m_background;   ///< with refine_background
   ComplexView2<T, typename ExecSpace::memory_space> m_mode_mix;  ///< the modes' recombination, M x M (M > 1)
   double m_power = 0;  ///< measured mean counts per frame
   /// The probe's far-field share on masked pixels, when some are (the

@@ -13,6 +13,8 @@
 //   /reconstruction/mode_power_fractions (M)
 //   /reconstruction/object_error        (epochs) NRMSE against a known truth (if any; NaN where not measured)
 //   /reconstruction/relative_flux       (N) each frame's incident flux over the mean, when intensity refinement ran
+//   /reconstruction/background          (D, D) incoherent background, counts per frame and pixel, centred, in
+//                                       the frames' orientation as ptyko reads them, when background refinement ran
 //   /reconstruction/config              resolved options, TOML text
 //   /reconstruction/provenance          version, Kokkos backend, ranks, input
 
@@ -39,6 +41,9 @@ struct ResultContents {
   std::vector<double> object_error;
   /// Each frame's relative incident flux (intensity refinement; else empty).
   std::vector<double> relative_flux;
+  /// The incoherent background of every frame, (D, D) counts, centred
+  /// (background refinement; else extent 0).
+  HostReal2 background;
   std::string config;
   std::string provenance;
 };

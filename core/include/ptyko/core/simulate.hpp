@@ -36,6 +36,10 @@ struct SimulationOptions {
   /// 0: every frame sees the same beam). The truth keeps the fluxes; the file
   /// has no monitor, as when none was recorded.
   double flux_jitter = 0;
+  /// Mean counts per pixel and frame of an incoherent background added to
+  /// every frame before the noise (0: none): air scatter's shape, falling
+  /// from the centre as 1 / (1 + (r / (D / 4))^2). The truth keeps it.
+  double background = 0;
 };
 
 /// Probe diameter (object pixels) of the smallest centred disc that holds 90 %

@@ -95,6 +95,12 @@ struct SolverOptions {
   bool refine_intensities = false;
   int intensities_start = -1;  ///< first epoch (0-based) that refines; < 0: default
   int intensities_every = 5;   ///< epochs between refinements
+  /// Background refinement (core/background_refinement.hpp): after the
+  /// epochs from background_start on, every background_every epochs, the
+  /// incoherent background common to all frames takes one EM step.
+  bool refine_background = false;
+  int background_start = -1;  ///< first epoch (0-based) that refines; < 0: default
+  int background_every = 2;   ///< epochs between refinements
 };
 
 /// Fills the "< 0 / 0 means default" fields of `o` for its solver and
