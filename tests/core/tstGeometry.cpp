@@ -87,6 +87,41 @@ TEST(Geometry, ObjectGridHoldsEveryPatch) {
   EXPECT_LE(grid.height, 36 + D + 2 * margin + 3);
 }
 
+TEST(Geometry, ObjectGridPutsCommensurateScansOnWholePixels) {
+  // A raster of whole-pixel steps whose origin the file puts at a fraction of
+  // a pixel (0.5: positions centred on their mean; 0.3, 0.97: anywhere) lands
+  // on whole object pixels, so that patches need no interpolation; an
+  // incommensurate scan keeps its fractions, and every patch stays inside.
+  Geometry g = example_geometry();
+  double const dy = g.object_pixel_size_y(), dx = g.object_pixel_size_x();
+  int const D = g.detector_size, margin = 4;
+  for (double fraction : {0.5, 0.3, 0.97, 0.0}) {
+    std::vector<std::array<double, 2>> pos;
+    for (int i = -3; i <= 3; ++i)
+      for (int j = -2; j <= 4; ++j) pos.push_back({(7 * i + fraction) * dy, (5 * j - fraction) * dx});
+    ObjectGrid grid = make_object_grid(pos, g, margin);
+    for (auto const& p : pos) {
+      auto px = grid.to_pixels(p);
+      EXPECT_NEAR(px[0], std::round(px[0]), 1e-9) << fraction;
+      EXPECT_NEAR(px[1], std::round(px[1]), 1e-9) << fraction;
+      EXPECT_GE(px[0] - D / 2, margin - 1e-9);
+      EXPECT_LE(px[1] - D / 2 + D + 1, grid.width - margin + 1e-9);
+    }
+  }
+  // Steps of 2.37 pixels: the fractions spread, and so they stay.
+  std::vector<std::array<double, 2>> spread;
+  for (int i = 0; i < 40; ++i) spread.push_back({2.37 * i * dy, 0.0});
+  ObjectGrid grid = make_object_grid(spread, g, margin);
+  int whole = 0;
+  for (auto const& p : spread) {
+    auto px = grid.to_pixels(p);
+    whole += std::abs(px[0] - std::round(px[0])) < 1e-6;
+    EXPECT_GE(px[0] - D / 2, margin - 1e-9);
+    EXPECT_LE(px[0] - D / 2 + D + 1, grid.height - margin + 1e-9);
+  }
+  EXPECT_LE(whole, 2);
+}
+
 TEST(Geometry, ObjectGridRejectsAbsurdExtent) {
   Geometry g = example_geometry();
   // Translations in micrometres written as if metres: a 1 m scan.
