@@ -27,6 +27,7 @@
 #include <ptyko/core/illumination.hpp>
 #include <ptyko/core/images.hpp>
 #include <ptyko/core/metrics.hpp>
+#include <ptyko/core/phase_ramp.hpp>
 #include <ptyko/core/probe_focus.hpp>
 #include <ptyko/core/probe_modes.hpp>
 #include <ptyko/core/reconstruction.hpp>
@@ -633,7 +634,8 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
     return flux;
   };
   // Gathers the object (collective) unless `gathered` holds it already,
-  // and writes the checkpoint on rank 0.
+  // and writes the checkpoint on rank 0; there object and probe become the
+  // result's (without the phase ramp unless --keep-phase-ramp).
   auto save = [&](HostComplex2& object, HostComplex3& probe, bool gathered = false) {
     if (!gathered) object = strategy->gather_object(space, rec.state().object);
     probe = strategy->probe_on_host(space, rec.state().probe);
@@ -644,6 +646,17 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
     r.object = object;
     r.probe = probe;
     r.positions_px = result_positions();
+    if (cfg.remove_phase_ramp) {
+      // The result takes the gauge without a mean phase gradient; the
+      // checkpoint keeps the run's own state for --resume.
+      c.state_object = object;
+      c.state_probe = probe;
+      r.object = HostComplex2("ptyko::result_object", object.extent(0), object.extent(1));
+      r.probe = HostComplex3("ptyko::result_probe", probe.extent(0), probe.extent(1), probe.extent(2));
+      Kokkos::deep_copy(r.object, object);  // host -> host: the state's object, left as it is
+      Kokkos::deep_copy(r.probe, probe);    // host -> host: the state's probe
+      remove_object_phase_ramp(r.object, r.probe, r.positions_px);
+    }
     if (opts.refine_positions) r.file_positions_px = file_positions;
     r.relative_flux = flux;
     r.background = background_on_host(space, rec.state());
@@ -665,6 +678,8 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
     c.input = fs::absolute(input).lexically_normal().string();
     if (!job.single) fs::create_directories(fs::path(job.output).parent_path());
     write_checkpoint(job.output, c);
+    object = r.object;  // the pictures show the result
+    probe = r.probe;
   };
 
   HostComplex2 object;

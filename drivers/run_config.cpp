@@ -412,6 +412,11 @@ std::vector<OptionDef> const& options() {
         [](RunConfig& c) -> auto& { return c.output; }, Flag::none, "\"out.h5\""));
     t.push_back(option("output", "images", "--no-images", "Write PNG pictures next to the result|Do not write PNG pictures next to the result (output.images = false)",
         [](RunConfig& c) -> auto& { return c.images; }, Flag::sets_false));
+    t.push_back(option("output", "remove_phase_ramp", "--keep-phase-ramp",
+        "Write the object without its mean phase gradient over the lit area, the probe with the opposite one (the "
+        "ramp the data cannot determine)|Write object and probe with the phase ramp the solver left (the data cannot "
+        "determine it; output.remove_phase_ramp = false)",
+        [](RunConfig& c) -> auto& { return c.remove_phase_ramp; }, Flag::sets_false));
     t.push_back(option("output", "quiet", "-q,--quiet", "No progress lines on the terminal",
         [](RunConfig& c) -> auto& { return c.quiet; }, Flag::sets_true));
     t.push_back(option("output", "log_file", "--log-file", "Also append the progress lines and warnings to this file",

@@ -49,6 +49,7 @@ struct RunConfig {
   std::string log_file;
   bool quiet = false;
   bool images = true;  ///< write PNG pictures next to the result
+  bool remove_phase_ramp = true;  ///< the result's object without its mean phase gradient (core/phase_ramp.hpp)
 
   // Derived by finish_run_config.
   bool double_precision = false;

@@ -43,11 +43,15 @@ void write_checkpoint(std::string const& path, Checkpoint const& c) {
   h5::write_string(f, at("strategy"), c.strategy);
   h5::write_string(f, at("precision"), c.double_precision ? "double" : "single");
   h5::write_string(f, at("input"), c.input);
-  if (c.double_precision) {
-    auto const& o = c.result.object;
-    auto const& p = c.result.probe;
-    h5::write(f, at("object"), o.data(), {o.extent(0), o.extent(1)}, {}, "complex128");
-    h5::write(f, at("probe"), p.data(), {p.extent(0), p.extent(1), p.extent(2)}, {}, "complex128");
+  // The run's state where /reconstruction does not hold it exactly: double
+  // precision, or a result with the phase ramp removed.
+  bool const own = c.state_object.extent(0) > 0;
+  if (c.double_precision || own) {
+    auto const& o = own ? c.state_object : c.result.object;
+    auto const& p = own ? c.state_probe : c.result.probe;
+    char const* type = c.double_precision ? "complex128" : "complex64";
+    h5::write(f, at("object"), o.data(), {o.extent(0), o.extent(1)}, {}, type);
+    h5::write(f, at("probe"), p.data(), {p.extent(0), p.extent(1), p.extent(2)}, {}, type);
   }
   out.commit();
 }
@@ -79,7 +83,7 @@ Checkpoint read_checkpoint(std::string const& path) {
                 "': expected single or double");
   c.double_precision = precision == "double";
   c.input = h5::read_string(f, at("input"));
-  if (c.double_precision) {
+  if (h5::exists(f, at("object"))) {
     std::vector<std::size_t> dims;
     auto const obj = h5::read<Complex<double>>(f, at("object"), &dims);
     PTYKO_REQUIRE(dims.size() == 2 && dims[0] == c.result.object.extent(0) && dims[1] == c.result.object.extent(1),

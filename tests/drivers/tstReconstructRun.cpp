@@ -6,12 +6,15 @@
 //  * --log-file, --quiet;
 //  * warnings about suspicious data (low counts, saturated pixels, empty
 //    frames, which are skipped, low overlap);
+//  * the result without the phase ramp the data cannot determine;
 //  * checkpoint and resume at 1 and 2 ranks (and 2 -> 1), an interrupted run
 //    (SIGINT; SIGUSR1 to one rank of two) resumed matching the uninterrupted
 //    one, and a rank failing mid-run stopping the whole job.
 #include "driver_test.hpp"
 
 #include <ptyko/core/checkpoint.hpp>
+#include <ptyko/core/illumination.hpp>
+#include <ptyko/core/phase_ramp.hpp>
 #include <ptyko/core/result_file.hpp>
 
 #include <chrono>
@@ -550,6 +553,33 @@ TEST_F(Run, WarnsAboutLowOverlap) {
 }
 
 // ------------------------------------------------------------------ checkpoint / resume
+
+TEST_F(Run, ResultHasNoPhaseRampUnlessKept) {
+  // DM drifts into a phase ramp the data cannot see; the result is written
+  // without it, the checkpoint keeps the run's own state, and
+  // --keep-phase-ramp writes that state as the result.
+  std::vector<std::string> const common{"reconstruct", "scan.cxi", "--solver", "dm", "--epochs", "8", "-q", "--no-images"};
+  auto with = [&](std::vector<std::string> a) {
+    a.insert(a.begin(), common.begin(), common.end());
+    return a;
+  };
+  ok(with({"-o", "gauge.h5"}));
+  ok(with({"-o", "kept.h5", "--keep-phase-ramp"}));
+  ResultContents const gauge = read_result(file("gauge.h5"));
+  ResultContents const kept = read_result(file("kept.h5"));
+  int const H = int(gauge.object.extent(0)), W = int(gauge.object.extent(1));
+  PhaseRamp const left = object_phase_ramp(gauge.object, illumination_map(gauge.probe, gauge.positions_px, H, W));
+  EXPECT_LT(std::hypot(left.y_rad_per_px, left.x_rad_per_px), 1e-6);
+  // The same run: its state is the kept result, and the kept result without
+  // its ramp is the written one.
+  Checkpoint const state = read_checkpoint(file("gauge.h5"));
+  EXPECT_LT(relative_difference(state.result.object, kept.object), 1e-7);
+  EXPECT_LT(relative_difference(state.result.probe, kept.probe), 1e-7);
+  PhaseRamp const removed = remove_object_phase_ramp(kept.object, kept.probe, kept.positions_px);
+  EXPECT_GT(std::hypot(removed.y_rad_per_px, removed.x_rad_per_px), 1e-6);
+  EXPECT_LT(relative_difference(kept.object, gauge.object), 1e-5);
+  EXPECT_LT(relative_difference(kept.probe, gauge.probe), 1e-5);
+}
 
 TEST_F(Run, ResumeMatchesUninterruptedRun) {
   for (std::string solver : {"rpie", "lsqml"}) {

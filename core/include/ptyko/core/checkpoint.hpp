@@ -43,6 +43,11 @@ struct Checkpoint {
   std::string strategy;
   bool double_precision = false;
   std::string input;  ///< absolute path of the input CXI file
+  /// The run's own object and probe where the result's differ (the result
+  /// without the phase ramp, core/phase_ramp.hpp); empty otherwise. A
+  /// resumed run continues from these, read back into result.object/probe.
+  HostComplex2 state_object;
+  HostComplex3 state_probe;
 };
 
 /// Writes `path` atomically (temporary file + rename): a reader, or a run
