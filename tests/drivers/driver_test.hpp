@@ -6,6 +6,7 @@
 
 #include <ptyko/core/cxi.hpp>
 #include <ptyko/core/hdf5.hpp>
+#include <ptyko/core/result_file.hpp>
 #include <ptyko/core/simulate.hpp>
 
 #include <gtest/gtest.h>
@@ -125,6 +126,18 @@ class DriverTest : public TempDirTest {
     o.out = read_text(m_io / "stdout");
     o.err = read_text(m_io / "stderr");
     return o;
+  }
+
+  /// `ptyko reconstruct INPUT -o OUT` for 60 epochs of one probe mode (the
+  /// refinement tests' runs) plus `extra`; expects success, returns the result.
+  ResultContents reconstruct(std::string const& input, std::string const& out, std::vector<std::string> extra,
+                             int ranks = 0, std::string const& solver = "lsqml") const {
+    std::vector<std::string> args = {"reconstruct", input, "-o", out, "--solver", solver, "--epochs", "60",
+                                     "--modes", "1", "--no-images", "-q", "--error-every", "0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Outcome const o = run(args, ranks);
+    EXPECT_EQ(o.code, 0) << o.err;
+    return read_result(file(out));
   }
 
   /// Runs ptyko on bad input and checks what the issue asks: exit code 2, one

@@ -39,16 +39,6 @@ class RefineBackground : public DriverTest {
     std::copy(b.begin(), b.end(), m_truth.data());
   }
 
-  ResultContents reconstruct(std::string const& input, std::string const& out, std::vector<std::string> extra,
-                             int ranks = 0, std::string const& solver = "lsqml") const {
-    std::vector<std::string> args = {"reconstruct", input, "-o", out, "--solver", solver, "--epochs", "60",
-                                     "--modes", "1", "--no-images", "-q", "--error-every", "0"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    Outcome const o = run(args, ranks);
-    EXPECT_EQ(o.code, 0) << o.err;
-    return read_result(file(out));
-  }
-
   HostReal2 m_truth;  ///< the simulation's background, centred
 };
 
