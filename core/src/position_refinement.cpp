@@ -125,12 +125,10 @@ PositionRefinementReport PositionRefiner<T, ExecSpace>::refine(ExecSpace const& 
   // the frames' centre would be better conditioned, but the sums are
   // doubles and objects are at most ~1e5 pixels across).
   double fit[12] = {};  // ry^2, ry rx, rx^2, ry, rx, n, dy ry, dy rx, dy, dx ry, dx rx, dx
-  // The Poisson direction is about twice the Gaussian one near the
-  // solution (d / I - 1 ~ 2 (sqrt(d / I) - 1)): halved, as rPIE does.
-  double const direction_scale = m_options.noise == NoiseModel::poisson ? 0.5 : 1.0;
+  // (The Poisson direction arrives halved: impl::exit_wave_update.)
   for (int f = 0; f < n; ++f) {
     double s[5];
-    for (int q = 0; q < 5; ++q) s[q] = sums(f, q) * (q >= 3 ? direction_scale : 1.0);
+    for (int q = 0; q < 5; ++q) s[q] = sums(f, q);
     auto const move = position_shift(s, m_options.positions_step);
     std::size_t const id = data.frame_ids[std::size_t(f)];
     ref[f] = {reference[id][0] - state.tile_y, reference[id][1] - state.tile_x};

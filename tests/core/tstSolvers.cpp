@@ -600,10 +600,12 @@ TEST(FFTPlanner, MeasuredPlansReconstructTheSame) {
 // Poisson noise model (LSQML and rPIE).
 
 TEST(NoiseModel, PoissonConverges) {
-  // Measured after 50 epochs: lsqml 0.0435 (gaussian: 0.0641), rpie 0.0643
-  // (gaussian: 0.0655); cost ratios 0.054 and 0.047 (before the Poisson
-  // ratio's cap, poisson_ratio_max: 0.0448 and 0.0644).
-  std::tuple<char const*, int, double> const cases[] = {{"lsqml", 50, 0.055}, {"rpie", 50, 0.08}};
+  // Measured after 50 epochs: lsqml 0.0647 (gaussian: 0.0655), rpie 0.0644
+  // (gaussian: 0.0655); cost ratios 0.049 and 0.047. (LSQML took 0.0435
+  // here while it fitted its steps to the whole Poisson gradient, twice the
+  // modulus step: faster at these high counts, worse at low ones; see
+  // PoissonMatchesGaussianAtLowCounts.)
+  std::tuple<char const*, int, double> const cases[] = {{"lsqml", 50, 0.075}, {"rpie", 50, 0.08}};
   for (auto const& [solver, epochs, max_error] : cases) {
     SolverOptions o = solver_options(solver, epochs);
     o.noise = NoiseModel::poisson;
@@ -613,6 +615,26 @@ TEST(NoiseModel, PoissonConverges) {
     SCOPED_TRACE(solver);
     expect_converged(run, 0.1, max_error);
   }
+}
+
+TEST(NoiseModel, PoissonMatchesGaussianAtLowCounts) {
+  // 1e4 photons per frame (about 2.5 per pixel). The Poisson direction
+  // d / I - 1 is twice the modulus step near the solution; exit_wave_update
+  // halves it for every solver. LSQML fitted its step lengths to the whole
+  // one before and overshot: 0.1495 against the Gaussian model's 0.1260
+  // after 50 epochs (0.150-0.180 from 30 to 200 epochs, growing with 1
+  // mode). Halved: 0.1272.
+  SimulationOptions sim = default_simulation();
+  sim.photons = 1e4;
+  Dataset const& d = dataset("low_counts", sim);
+  SolverOptions o = solver_options("lsqml", 50);
+  RunResult const gaussian = reconstruct<float>(d, o);
+  o.noise = NoiseModel::poisson;
+  RunResult const poisson = reconstruct<float>(d, o);
+  std::printf("lsqml at 1e4 photons per frame, 50 epochs: error %.4f poisson, %.4f gaussian\n", poisson.error,
+              gaussian.error);
+  expect_converged(poisson, 0.8, 0.14);  // at these counts the cost falls by 40 % only
+  EXPECT_LT(poisson.error, 1.05 * gaussian.error);
 }
 
 // ---------------------------------------------------------------------------

@@ -47,9 +47,9 @@ class RPIE final : public Solver<T, ExecSpace> {
     std::array<double, 2> all_max{0, 0};
     if (m_options.illumination == IlluminationNorm::all)
       all_max = all_positions_weights(space, *m_model, data, state, m_chunks, m_all, sync);
-    // The Poisson direction is about twice the Gaussian step near the
-    // solution (d/I - 1 ~ 2 (sqrt(d/I) - 1)): halve it.
-    double const step = m_options.noise == NoiseModel::poisson ? 0.5 : 1.0;
+    // The step along the exit-wave update (impl::exit_wave_update has
+    // already halved the Poisson one).
+    double const step = 1.0;
     m_costs.begin(space, pipeline_passes(batches, m_chunk));
     for (auto const* batch : batches) {
       auto const& idx = batch->local;
