@@ -125,11 +125,9 @@ PositionRefinementReport PositionRefiner<T, ExecSpace>::refine(ExecSpace const& 
   // the frames' centre would be better conditioned, but the sums are
   // doubles and objects are at most ~1e5 pixels across).
   double fit[12] = {};  // ry^2, ry rx, rx^2, ry, rx, n, dy ry, dy rx, dy, dx ry, dx rx, dx
-  // (The Poisson direction arrives halved: impl::exit_wave_update.)
   for (int f = 0; f < n; ++f) {
-    double s[5];
-    for (int q = 0; q < 5; ++q) s[q] = sums(f, q);
-    auto const move = position_shift(s, m_options.positions_step);
+    // (A Poisson direction arrives halved, as a step: impl::exit_wave_update.)
+    auto const move = position_shift(&sums(f, 0), m_options.positions_step);
     std::size_t const id = data.frame_ids[std::size_t(f)];
     ref[f] = {reference[id][0] - state.tile_y, reference[id][1] - state.tile_x};
     target[f] = {double(h_pos(f, 0)) + move[0], double(h_pos(f, 1)) + move[1]};
