@@ -430,14 +430,13 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
     if (!sopts.held_positions.empty()) layout.positions_px = sopts.held_positions;
     auto const& dec = strategy->decomposition();
     check_object_memory(layout, dec, sizeof(T));
+    std::string resampled;
     if (!cfg.probe_guess.empty())
-      guess = read_probe_guess(cfg.probe_guess, layout.info);
-    else if (!layout.info.resampled())
-      guess = cxi_read_illumination(layout.info);
-    else if (layout.info.illumination_modes > 0)
-      log.warn(fmt::format("{}: the file's probe guess is sampled for its whole {} x {} frames, not for the {} x {} "
-                           "frames --crop/--bin make of them: starting from a computed probe instead",
-                           input, layout.info.stored_ny, layout.info.stored_nx, layout.info.ny, layout.info.nx));
+      guess = read_probe_guess(cfg.probe_guess, layout.info, {layout.grid.pixel_size_y, layout.grid.pixel_size_x},
+                               &resampled);
+    else
+      guess = cxi_read_illumination(layout.info, &resampled);
+    if (!resampled.empty()) log.info("reconstruct: " + resampled);
     LoadOptions load = cfg.load;
     load.float_frames = resolved.refine_intensities;  // refinement scales them: float from the start
     data = load_local_data<T, Exec>(space, layout, dec.frame_ids, dec.tile_y, dec.tile_x, dec.tile_height,

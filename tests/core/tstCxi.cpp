@@ -2,6 +2,7 @@
 // write them, and one clear UserError per kind of broken file.
 #include <ptyko/core/cxi.hpp>
 #include <ptyko/core/hdf5.hpp>
+#include <ptyko/core/probe_resample.hpp>
 #include <ptyko/kernels/error.hpp>
 
 #include <gtest/gtest.h>
@@ -1168,6 +1169,108 @@ TEST_F(Cxi, MaskAndProbeGuessOfWrongShape) {
   auto const probe = cxi_read_illumination(cxi_inspect(probe_file));
   ASSERT_EQ(probe.extent(0), 1u);
   EXPECT_EQ(probe(0, 3, 4), Complex<double>(2, 0));
+}
+
+// A probe guess sampled for the stored frames is resampled onto the frames
+// as read (tstProbeResample checks the resampling itself): --crop to half
+// the frames doubles the object pixel over the same field; --bin 2 keeps the
+// pixel over half the field, the centred window; oblong stored frames read
+// through their square window change the pixel along the long axis only.
+// Each says what it did. --probe resamples a ptyko result's probe (its
+// object_pixel_size_m) and a CXI file's illumination (its geometry) onto
+// this run's object pixel; a dataset whose pixel is unknown must fit.
+TEST_F(Cxi, ProbeGuessIsResampledOntoTheFramesAsRead) {
+  auto const path = file("guess.cxi");
+  auto write = [&](std::string const& to, int ny, int nx) {
+    std::vector<float> frames(std::size_t(3) * ny * nx, 1.f);
+    std::vector<Complex<float>> guess(std::size_t(2) * ny * nx);
+    for (int m = 0; m < 2; ++m)
+      for (int y = 0; y < ny; ++y)
+        for (int x = 0; x < nx; ++x) {
+          double const r2 = std::pow(y - ny / 2, 2) + std::pow(x - nx / 2, 2);
+          guess[(std::size_t(m) * ny + y) * nx + x] =
+              Complex<float>(float(std::exp(-r2 / (18.0 + 6 * m))), float(0.01 * (x - y) * (m + 1)));
+        }
+    auto f = h5::File::create(to);
+    h5::write(f, k_detector_data, frames.data(), {3, std::size_t(ny), std::size_t(nx)});
+    h5::soft_link(f, k_detector_data, k_data);
+    std::vector<double> t(9, 0.0);
+    h5::write(f, k_translation, t.data(), {3, 3});
+    h5::write_scalar(f, k_energy, 1.2817e-15);
+    h5::write_scalar(f, k_distance, 3.0);
+    h5::write_scalar(f, k_pixel_x, 75e-6);
+    h5::write(f, k_illumination, guess.data(), {2, std::size_t(ny), std::size_t(nx)});
+    f.close();
+  };
+  write(path, 32, 32);
+  HostComplex3 const stored = cxi_read_illumination(cxi_inspect(path));
+  ASSERT_EQ(stored.extent(1), 32u);
+
+  FrameCrop crop;
+  crop.size = 16;
+  std::string note;
+  HostComplex3 const cropped = cxi_read_illumination(cxi_inspect(path, crop), &note);
+  HostComplex3 const expected = resample_probe(stored, {0.5, 0.5}, 16, 16, {1.0, 1.0}, path).probe;
+  ASSERT_EQ(cropped.extent(0), 2u);
+  ASSERT_EQ(cropped.extent(1), 16u);
+  for (std::size_t k = 0; k < expected.span(); ++k) ASSERT_EQ(cropped.data()[k], expected.data()[k]) << k;
+  for (char const* part : {"resampled", "32 x 32", "16 x 16", "--crop/--bin", "0.5 x 0.5"})
+    EXPECT_NE(note.find(part), std::string::npos) << part << " not in: " << note;
+
+  FrameCrop bin;
+  bin.bin = 2;
+  HostComplex3 const binned = cxi_read_illumination(cxi_inspect(path, bin));
+  ASSERT_EQ(binned.extent(1), 16u);
+  for (int m = 0; m < 2; ++m)
+    for (int y = 0; y < 16; ++y)
+      for (int x = 0; x < 16; ++x) ASSERT_EQ(binned(m, y, x), stored(m, y + 8, x + 8)) << m << y << x;
+
+  auto const oblong = file("oblong_guess.cxi");
+  write(oblong, 24, 32);
+  note.clear();
+  HostComplex3 const square = cxi_read_illumination(cxi_inspect(oblong), &note);
+  HostComplex3 const whole = [&] {
+    auto f = h5::File::open_read(oblong);
+    auto const v = h5::read<Complex<double>>(f, k_illumination);
+    HostComplex3 p("whole", 2, 24, 32);
+    std::copy(v.begin(), v.end(), p.data());
+    return p;
+  }();
+  HostComplex3 const along_x = resample_probe(whole, {1.0, 0.75}, 24, 24, {1.0, 1.0}, oblong).probe;
+  ASSERT_EQ(square.extent(2), 24u);
+  for (std::size_t k = 0; k < along_x.span(); ++k) ASSERT_EQ(square.data()[k], along_x.data()[k]) << k;
+  EXPECT_NE(note.find("24 x 32"), std::string::npos) << note;
+
+  // --probe: a ptyko result's probe of 4e-8 m pixels onto this run's 8e-8 m,
+  // and the same sampling as it is.
+  CxiInfo const run = cxi_inspect(path, crop);
+  auto const result = file("result.h5");
+  {
+    auto f = h5::File::create(result);
+    h5::write(f, "/reconstruction/probe", stored.data(), {2, 32, 32});
+    double const px[2] = {4e-8, 4e-8};
+    h5::write(f, "/reconstruction/object_pixel_size_m", px, {2});
+    h5::write(f, "/other", stored.data(), {2, 32, 32});
+  }
+  note.clear();
+  HostComplex3 const from_result = read_probe_guess(result, run, {8e-8, 8e-8}, &note);
+  for (std::size_t k = 0; k < expected.span(); ++k) ASSERT_EQ(from_result.data()[k], expected.data()[k]) << k;
+  for (char const* part : {"--probe", "32 x 32", "4e-08", "16 x 16", "8e-08"})
+    EXPECT_NE(note.find(part), std::string::npos) << part << " not in: " << note;
+  note.clear();
+  HostComplex3 const as_is = read_probe_guess(result, cxi_inspect(path), {4e-8, 4e-8}, &note);
+  EXPECT_TRUE(note.empty()) << note;
+  for (std::size_t k = 0; k < stored.span(); ++k) ASSERT_EQ(as_is.data()[k], stored.data()[k]) << k;
+  expect_user_error([&] { read_probe_guess(result + ":/other", run, {8e-8, 8e-8}); }, result,
+                    {"--probe /other", "32x32", "16x16", "pixel size is unknown"});
+
+  // A CXI file's illumination: its object pixel is lambda z / (32 p), 194
+  // nm (8 keV, 3 m, 75 um); onto a run with pixels twice that.
+  Geometry const g = cxi_inspect(path).geometry();
+  double const own = g.wavelength_m * g.distance_m / (32 * 75e-6);
+  HostComplex3 const from_cxi = read_probe_guess(path, run, {2 * own, 2 * own});
+  for (std::size_t k = 0; k < expected.span(); ++k)
+    ASSERT_NEAR(Kokkos::abs(from_cxi.data()[k] - expected.data()[k]), 0.0, 1e-12) << k;
 }
 
 TEST_F(Cxi, ComplexDataRefused) {

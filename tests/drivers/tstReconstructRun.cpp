@@ -15,6 +15,7 @@
 #include <ptyko/core/checkpoint.hpp>
 #include <ptyko/core/illumination.hpp>
 #include <ptyko/core/phase_ramp.hpp>
+#include <ptyko/core/probe_resample.hpp>
 #include <ptyko/core/result_file.hpp>
 
 #include <chrono>
@@ -440,6 +441,52 @@ TEST_F(Run, ProbeFromAnEarlierResult) {
   double const warm = read_result(file("warm.h5")).cost.back(), cold = read_result(file("cold.h5")).cost.back();
   EXPECT_LT(warm, 0.85 * cold) << "cost after 2 epochs from the earlier probe " << warm << ", from a computed one "
                               << cold;
+}
+
+// --probe from a result of other frames: a run on the whole 32 x 32 frames
+// starts one on their 16 x 16 crop, whose object pixels are twice as large.
+// The probe is resampled onto them (its centred spectrum, the same field),
+// said so, kept as resampled at 0 epochs (up to the power scaling to the
+// counts), and the run fits the data faster than from a computed probe
+// (measured: cost 5135 against 22438 after 3 epochs).
+TEST_F(Run, ProbeFromAResultOfOtherFramesIsResampled) {
+  ok({"simulate", "-o", "wide.cxi", "--frames", "60", "--detector", "32", "--modes", "1"});
+  ok({"reconstruct", "wide.cxi", "-o", "whole.h5", "--epochs", "30", "-q", "--no-images"});
+  ResultContents const whole = read_result(file("whole.h5"));
+  std::vector<std::string> const cropped = {"reconstruct", "wide.cxi", "--crop", "16", "--no-images"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = cropped;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  Outcome const kept = ok(with({"-o", "kept.h5", "--epochs", "0", "--probe", "whole.h5"}));
+  EXPECT_TRUE(contains(kept.out, "--probe whole.h5: 32 x 32 pixels of")) << kept.out;
+  EXPECT_TRUE(contains(kept.out, "resampled onto this run's 16 x 16")) << kept.out;
+  auto const [py, px] = whole.object_pixel_size_m;
+  HostComplex3 const expected = resample_probe(whole.probe, {py, px}, 16, 16, {2 * py, 2 * px}, "whole.h5").probe;
+  HostComplex3 const start = read_result(file("kept.h5")).probe;
+  ASSERT_EQ(start.span(), expected.span());
+  std::complex<double> ab = 0, aa = 0;  // the best scale of the start onto the expected probe
+  for (std::size_t k = 0; k < start.span(); ++k) {
+    std::complex<double> const a(start.data()[k].real(), start.data()[k].imag()),
+        b(expected.data()[k].real(), expected.data()[k].imag());
+    ab += std::conj(a) * b;
+    aa += std::norm(a);
+  }
+  double diff = 0, norm = 0;
+  for (std::size_t k = 0; k < start.span(); ++k) {
+    std::complex<double> const a(start.data()[k].real(), start.data()[k].imag()),
+        b(expected.data()[k].real(), expected.data()[k].imag());
+    diff += std::norm(ab / aa * a - b);
+    norm += std::norm(b);
+  }
+  EXPECT_LT(std::sqrt(diff / norm), 1e-5);
+
+  ok(with({"-o", "warm.h5", "--epochs", "3", "--probe", "whole.h5", "-q"}));
+  ok(with({"-o", "cold.h5", "--epochs", "3", "-q"}));
+  double const warm = read_result(file("warm.h5")).cost.back(), cold = read_result(file("cold.h5")).cost.back();
+  EXPECT_LT(warm, 0.5 * cold) << "cost after 3 epochs from the resampled probe " << warm << ", from a computed one "
+                             << cold;
 }
 
 // A probe computed from the data starts on the side of the focus that a few

@@ -163,15 +163,24 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
 HostMask cxi_read_mask(CxiInfo const& info);
 
 /// Probe guess /entry_1/instrument_1/source_1/illumination as (M, ny, nx)
-/// complex; (ny, nx) files give M = 1. Empty View when absent.
-HostComplex3 cxi_read_illumination(CxiInfo const& info);
+/// complex; (ny, nx) files give M = 1. Empty View when absent. The file's
+/// guess is sampled for its stored frames: when the frames are read
+/// otherwise (CxiInfo::resampled: --crop makes the object pixel larger,
+/// --bin the field smaller), it is resampled onto theirs (resample_probe),
+/// and `note`, when given, says so.
+HostComplex3 cxi_read_illumination(CxiInfo const& info, std::string* note = nullptr);
 
 /// A probe guess from another file (--probe), e.g. the result of an earlier
 /// scan: `spec` is FILE or FILE:DATASET; without a dataset, a ptyko
 /// result's /reconstruction/probe, else a CXI file's illumination. (M, ny,
-/// nx) or (ny, nx), complex or real, of the frames' shape as read (after
-/// --crop/--bin). UserError (naming --probe) otherwise.
-HostComplex3 read_probe_guess(std::string const& spec, CxiInfo const& info);
+/// nx) or (ny, nx), complex or real. A ptyko result's probe (pixel:
+/// its object_pixel_size_m) and a CXI file's illumination (pixel: from that
+/// file's geometry and stored frames) are resampled onto this run's frames
+/// (ny, nx) and object pixel `object_pixel_m` (y, x metres) when either
+/// differs, and `note` says so; any other dataset must have the frames'
+/// shape as read (after --crop/--bin). UserError (naming --probe) otherwise.
+HostComplex3 read_probe_guess(std::string const& spec, CxiInfo const& info,
+                              std::array<double, 2> const& object_pixel_m, std::string* note = nullptr);
 
 /// Ground truth written by `ptyko simulate` (absent in real data).
 struct CxiTruth {
