@@ -1125,6 +1125,18 @@ TEST_F(Cxi, MissingOrInvalidGeometry) {
   EXPECT_EQ(cxi_inspect(per_frame).geometry().distance_m, 3.0);
 }
 
+// A minimal CXI file of three ny x nx frames at one place: data (linked
+// from data_1), translations, 8 keV, 3 m, 75 um pixels.
+void write_three_frames(h5::File const& f, float const* frames, int ny, int nx) {
+  h5::write(f, k_detector_data, frames, {3, std::size_t(ny), std::size_t(nx)});
+  h5::soft_link(f, k_detector_data, k_data);
+  std::vector<double> t(9, 0.0);
+  h5::write(f, k_translation, t.data(), {3, 3});
+  h5::write_scalar(f, k_energy, 1.2817e-15);
+  h5::write_scalar(f, k_distance, 3.0);
+  h5::write_scalar(f, k_pixel_x, 75e-6);
+}
+
 TEST_F(Cxi, MaskAndProbeGuessOfWrongShape) {
   auto c = make_contents(3, 16, true);
   c.truth.reset();
@@ -1145,13 +1157,7 @@ TEST_F(Cxi, MaskAndProbeGuessOfWrongShape) {
   auto const probe_file = file("probe.cxi");
   auto rebuild = [&](std::string const& path, auto add) {
     auto f = h5::File::create(path);
-    h5::write(f, k_detector_data, c.frames.data(), {3, 16, 16});
-    h5::soft_link(f, k_detector_data, k_data);
-    std::vector<double> t(9, 0.0);
-    h5::write(f, k_translation, t.data(), {3, 3});
-    h5::write_scalar(f, k_energy, 1.2817e-15);
-    h5::write_scalar(f, k_distance, 3.0);
-    h5::write_scalar(f, k_pixel_x, 75e-6);
+    write_three_frames(f, c.frames.data(), 16, 16);
     add(f);
     f.close();
   };
@@ -1192,13 +1198,7 @@ TEST_F(Cxi, ProbeGuessIsResampledOntoTheFramesAsRead) {
               Complex<float>(float(std::exp(-r2 / (18.0 + 6 * m))), float(0.01 * (x - y) * (m + 1)));
         }
     auto f = h5::File::create(to);
-    h5::write(f, k_detector_data, frames.data(), {3, std::size_t(ny), std::size_t(nx)});
-    h5::soft_link(f, k_detector_data, k_data);
-    std::vector<double> t(9, 0.0);
-    h5::write(f, k_translation, t.data(), {3, 3});
-    h5::write_scalar(f, k_energy, 1.2817e-15);
-    h5::write_scalar(f, k_distance, 3.0);
-    h5::write_scalar(f, k_pixel_x, 75e-6);
+    write_three_frames(f, frames.data(), ny, nx);
     h5::write(f, k_illumination, guess.data(), {2, std::size_t(ny), std::size_t(nx)});
     f.close();
   };
