@@ -106,6 +106,14 @@ TEST(Fourier, PoissonGradientFiniteDifference) {
   }
 }
 
+// sum_m |v(b, m, i, j)|^2: the model intensity of one pixel.
+template <class View>
+double mode_intensity(View const& v, int M, int b, int i, int j) {
+  double sum = 0;
+  for (int m = 0; m < M; ++m) sum += std::norm(std::complex<double>(v(b, m, i, j).real(), v(b, m, i, j).imag()));
+  return sum;
+}
+
 // With a background b the projection scales the coherent modes as it would
 // scale b taken as one more mode: the model's total sum_m |Psi'|^2 + b d /
 // (I + b) equals the data, and the cost is that of I + b.
@@ -125,11 +133,7 @@ TEST(Fourier, ModulusProjectionWithBackgroundScalesItAsAMode) {
   for (int b = 0; b < s.B; ++b)
     for (int i = 0; i < s.D; ++i)
       for (int j = 0; j < s.D; ++j) {
-        double I0 = 0, I1 = 0;
-        for (int m = 0; m < s.M; ++m) {
-          I0 += std::norm(std::complex<double>(before(b, m, i, j).real(), before(b, m, i, j).imag()));
-          I1 += std::norm(std::complex<double>(after(b, m, i, j).real(), after(b, m, i, j).imag()));
-        }
+        double const I0 = mode_intensity(before, s.M, b, i, j), I1 = mode_intensity(after, s.M, b, i, j);
         double const d = hd(hi(b), i, j), bg = hb(i, j);
         if (!hm(i, j)) {
           EXPECT_NEAR(I1, I0, 1e-12 * I0);  // masked: kept
@@ -170,11 +174,7 @@ TEST(Fourier, ModulusProjectionMatchesDataAndKeepsMaskedPixels) {
   for (int b = 0; b < s.B; ++b)
     for (int i = 0; i < s.D; ++i)
       for (int j = 0; j < s.D; ++j) {
-        double I0 = 0, I1 = 0;
-        for (int m = 0; m < s.M; ++m) {
-          I0 += std::norm(std::complex<double>(before(b, m, i, j).real(), before(b, m, i, j).imag()));
-          I1 += std::norm(std::complex<double>(after(b, m, i, j).real(), after(b, m, i, j).imag()));
-        }
+        double const I0 = mode_intensity(before, s.M, b, i, j), I1 = mode_intensity(after, s.M, b, i, j);
         double const d = hd(hi(b), i, j);
         if (hm(i, j)) {
           EXPECT_NEAR(I1, d, 1e-9 * d);
