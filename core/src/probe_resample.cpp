@@ -1,3 +1,4 @@
+#include <ptyko/core/fftshift.hpp>
 #include <ptyko/core/probe_resample.hpp>
 #include <ptyko/kernels/compat.hpp>
 #include <ptyko/kernels/error.hpp>
@@ -61,9 +62,7 @@ ResampledProbe resample_probe(HostComplex3 const& probe, ProbePixel const& from,
 
   // The probe with its centre at the origin (index 0).
   HostGrid grid("ptyko::resample_probe::source", M, my, mx);
-  for (int m = 0; m < M; ++m)
-    for (int y = 0; y < my; ++y)
-      for (int x = 0; x < mx; ++x) grid(m, origin_index(y - my / 2, my), origin_index(x - mx / 2, mx)) = probe(m, y, x);
+  for (int m = 0; m < M; ++m) ifftshift2(&probe(m, 0, 0), &grid(m, 0, 0), my, mx);
 
   if (interpolate) {
     // Same field, new pixels: keep the frequencies both grids hold.
