@@ -8,6 +8,7 @@
 // on DFT-upsampled correlations) and the shift finally applied one and the
 // same operation, so the refined shift is the least-squares one; the price
 // is wrap-around at the array edges, which lie outside R in practice.
+#include <ptyko/core/fftshift.hpp>
 #include <ptyko/core/metrics.hpp>
 #include <ptyko/kernels/compat.hpp>
 #include <ptyko/kernels/error.hpp>
@@ -39,10 +40,6 @@ constexpr double two_pi = 6.283185307179586476925286766559;
 inline Cplx expi(double phase) { return Cplx(std::cos(phase), std::sin(phase)); }
 inline Cplx conj(Cplx const& z) { return Cplx(z.real(), -z.imag()); }
 inline double norm2(Cplx const& z) { return math::norm2(z); }
-
-/// Frequency of DFT bin k of n, in (-n/2, n/2] cycles per n samples; the
-/// Nyquist bin of an even n counts as -n/2.
-inline int signed_frequency(int k, int n) { return k <= (n - 1) / 2 ? k : k - n; }
 
 /// Offset in [-0.5, 0.5] of the vertex of the parabola through (-1, fm),
 /// (0, f0), (1, fp); 0 when it does not open downwards.

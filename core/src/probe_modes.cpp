@@ -31,7 +31,7 @@ std::vector<double> smooth_random_field(int D, double sigma, std::mt19937_64& rn
   fft.forward(space, f, f);
   for (int y = 0; y < D; ++y)
     for (int x = 0; x < D; ++x) {
-      double const ky = y < (D + 1) / 2 ? y : y - D, kx = x < (D + 1) / 2 ? x : x - D;
+      double const ky = signed_frequency(y, D), kx = signed_frequency(x, D);
       // frequency cut-off D / (2 pi sigma)
       double const s = 2 * M_PI * sigma / D;
       f(0, y, x) *= std::exp(-0.5 * (ky * ky + kx * kx) * s * s);
@@ -110,7 +110,7 @@ void back_propagate(std::vector<double> const& amp, std::vector<double> const& n
   for (int y = 0; y < D; ++y)
     for (int x = 0; x < D; ++x) {
       std::size_t const k = std::size_t(y) * D + x;
-      double const ky = y < (D + 1) / 2 ? y : y - D, kx = x < (D + 1) / 2 ? x : x - D;
+      double const ky = signed_frequency(y, D), kx = signed_frequency(x, D);
       double const phase = M_PI * c * (ky * ky + kx * kx) + noise[k];
       far.data()[k] = Complex<double>(amp[k] * std::cos(phase), amp[k] * std::sin(phase));
     }
@@ -127,7 +127,7 @@ double pattern_radius(std::vector<double> const& pattern_corner, int D) {
   double total = 0;
   for (int y = 0; y < D; ++y)
     for (int x = 0; x < D; ++x) {
-      double const ky = y < (D + 1) / 2 ? y : y - D, kx = x < (D + 1) / 2 ? x : x - D;
+      double const ky = signed_frequency(y, D), kx = signed_frequency(x, D);
       double const v = std::max(pattern_corner[std::size_t(y) * D + x], 0.0);
       rp.emplace_back(std::hypot(ky, kx), v);
       total += v;

@@ -14,9 +14,6 @@ namespace {
 using HostExec = Kokkos::DefaultHostExecutionSpace;
 using HostGrid = ComplexView3<double, Kokkos::HostSpace>;
 
-// Signed frequency of bin k of an n-point DFT.
-int signed_frequency(int k, int n) { return k < (n + 1) / 2 ? k : k - n; }
-
 // The bin of signed frequency f in an n-point DFT; -1 when it has none.
 int frequency_bin(int f, int n) { return f < -(n / 2) || f > (n - 1) / 2 ? -1 : (f + n) % n; }
 

@@ -42,9 +42,6 @@ void validate(SimulationOptions const& o) {
                 " would need ", bytes >> 30, " GiB of frames: simulate fewer or smaller frames");
 }
 
-// Signed frequency index of DFT bin k (numpy.fft.fftfreq * n).
-int freq_index(int k, int n) { return k < (n + 1) / 2 ? k : k - n; }
-
 // In-place orthonormal 2-D DFT of one D x D frame, inverse direction
 // (exp(+2 pi i k n / D)). Host-side and O(D^3): used once per probe mode.
 void inverse_dft2(std::vector<cplx>& a, int D) {
@@ -92,7 +89,7 @@ HostComplex3 make_probe(SimulationOptions const& o) {
   for (int m = 0; m < M; ++m) {
     for (int y = 0; y < D; ++y)
       for (int x = 0; x < D; ++x) {
-        double const ky = freq_index(y, D), kx = freq_index(x, D);
+        double const ky = signed_frequency(y, D), kx = signed_frequency(x, D);
         double const k2 = ky * ky + kx * kx;
         // soft pupil edge (one bin wide) keeps the probe compact in real space
         double const edge = 0.5 * (1 - std::tanh((std::sqrt(k2) - k_r) / 1.0));
@@ -332,7 +329,7 @@ CxiContents simulate(SimulationOptions const& o) {
     double total = 0;
     for (int y = 0; y < D; ++y)
       for (int x = 0; x < D; ++x) {
-        double const fy = y < (D + 1) / 2 ? y : y - D, fx = x < (D + 1) / 2 ? x : x - D;
+        double const fy = signed_frequency(y, D), fx = signed_frequency(x, D);
         double const r = std::hypot(fy, fx) / (0.25 * D);
         total += background[std::size_t(y) * D + x] = 1 / (1 + r * r);
       }

@@ -47,6 +47,13 @@ TEST(Fftshift, RowsAndColumnsAsNumpy) {
 // 2-D frames of odd and even sizes: the zero frequency (0, 0) lands on
 // (ny / 2, nx / 2), every pixel moves by (floor(ny/2), floor(nx/2))
 // circularly, and ifftshift undoes fftshift.
+// numpy.fft.fftfreq(n) * n for an even and an odd n.
+TEST(Fftshift, SignedFrequencyAsNumpy) {
+  std::vector<int> const even = {0, 1, 2, 3, -4, -3, -2, -1}, odd = {0, 1, 2, 3, -3, -2, -1};
+  for (int k = 0; k < 8; ++k) EXPECT_EQ(ptyko::signed_frequency(k, 8), even[k]) << k;
+  for (int k = 0; k < 7; ++k) EXPECT_EQ(ptyko::signed_frequency(k, 7), odd[k]) << k;
+}
+
 TEST(Fftshift, FramesRoundTrip) {
   for (auto [ny, nx] : {std::pair{4, 6}, std::pair{5, 7}, std::pair{6, 3}, std::pair{128, 128}}) {
     std::vector<int> const src = iota(ny * nx);

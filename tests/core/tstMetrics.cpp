@@ -1,5 +1,6 @@
 // object_error / probe_error: recovery of known shifts, ramps and scales,
 // noise levels, the region, and input checks.
+#include <ptyko/core/fftshift.hpp>
 #include <ptyko/core/metrics.hpp>
 #include <ptyko/kernels/error.hpp>
 #include <ptyko/kernels/fft.hpp>
@@ -24,7 +25,6 @@ constexpr double two_pi = 2 * M_PI;
 
 Cplx expi(double phase) { return Cplx(std::cos(phase), std::sin(phase)); }
 Cplx to_kokkos(std::complex<double> z) { return Cplx(z.real(), z.imag()); }
-int signed_frequency(int k, int n) { return k <= (n - 1) / 2 ? k : k - n; }
 
 void fft2(HostComplexImage const& image, bool forward) {
   HostExec space;

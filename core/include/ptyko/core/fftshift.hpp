@@ -28,6 +28,11 @@ void roll2(Src const* src, Dst* dst, int ny, int nx, int sy, int sx) {
 
 }  // namespace impl
 
+/// Signed frequency of bin k of an n-point DFT (numpy.fft.fftfreq(n) * n):
+/// k for k < (n + 1) / 2, else k - n, so in [-(n / 2), (n - 1) / 2]; the
+/// Nyquist bin of an even n counts as -n / 2.
+inline int signed_frequency(int k, int n) { return k < (n + 1) / 2 ? k : k - n; }
+
 /// dst = fftshift(src) for one ny x nx frame (row-major). dst != src.
 template <class Src, class Dst>
 void fftshift2(Src const* src, Dst* dst, int ny, int nx) {
