@@ -95,13 +95,20 @@ struct Share {
   }
 };
 
-/// Reconstruction of `share` with `sync` (not owned), initial state as
-/// `ptyko reconstruct` makes it (probe from the mean pattern).
+/// The frames and positions of `share`, as `ptyko reconstruct` loads them.
+template <class T>
+LocalData<T, Exec> load_share(Exec const& space, ScanLayout const& layout, Share const& share) {
+  return load_local_data<T, Exec>(space, layout, share.frame_ids, share.tile_y, share.tile_x, share.tile_height,
+                                  share.tile_width, {});
+}
+
+/// Reconstruction of `share` from its loaded `data` with `sync` (not
+/// owned), initial state as `ptyko reconstruct` makes it (probe from the
+/// mean pattern).
 template <class T>
 std::unique_ptr<Reconstruction<T, Exec>> assemble(Exec const& space, ScanLayout const& layout, Share const& share,
-                                                  Sync<T, Exec>& sync, SolverOptions const& options) {
-  auto data = load_local_data<T, Exec>(space, layout, share.frame_ids, share.tile_y, share.tile_x, share.tile_height,
-                                       share.tile_width, {});
+                                                  LocalData<T, Exec> data, Sync<T, Exec>& sync,
+                                                  SolverOptions const& options) {
   double const diameter = default_probe_diameter(typical_step(layout.positions_px), layout.info.ny);
   auto state = initial_state<T, Exec>(space, data, sync, share.tile_height, share.tile_width, HostComplex3(),
                                       options.modes, options.seed, diameter);
@@ -109,6 +116,13 @@ std::unique_ptr<Reconstruction<T, Exec>> assemble(Exec const& space, ScanLayout 
   state.tile_x = share.tile_x;
   return std::make_unique<Reconstruction<T, Exec>>(space, std::move(data), std::move(state), options, sync,
                                                    layout.positions_px);
+}
+
+/// The same, loading `share` first.
+template <class T>
+std::unique_ptr<Reconstruction<T, Exec>> assemble(Exec const& space, ScanLayout const& layout, Share const& share,
+                                                  Sync<T, Exec>& sync, SolverOptions const& options) {
+  return assemble<T>(space, layout, share, load_share<T>(space, layout, share), sync, options);
 }
 
 /// Solver options of the benchmarks: the solver's defaults, `modes` modes.

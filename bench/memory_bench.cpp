@@ -92,8 +92,10 @@ int main(int argc, char** argv) {
     Share share{dec.frame_ids, dec.tile_y, dec.tile_x, dec.tile_height, dec.tile_width};
     auto opts = bench_options(solver, modes);
     opts.epochs = epochs;
-    auto rec = assemble<T>(space, layout, share, *strategy, opts);
-    mark("frames loaded, solver set up");
+    auto data = load_share<T>(space, layout, share);
+    mark("frames loaded");
+    auto rec = assemble<T>(space, layout, share, std::move(data), *strategy, opts);
+    mark("probe, object and solver set up");
     while (!rec->done()) rec->step();
     mark("after " + std::to_string(epochs) + " epoch(s)");
 

@@ -9,6 +9,7 @@
 #include <ptyko/core/hdf5.hpp>
 #include <ptyko/core/probe_resample.hpp>
 #include <ptyko/kernels/error.hpp>
+#include <ptyko/kernels/huge_pages.hpp>
 
 #include <fmt/format.h>
 
@@ -697,7 +698,30 @@ std::vector<std::array<double, 3>> cxi_read_translations(CxiInfo const& info) {
   return out;
 }
 
+namespace {
+
+/// An (n, ny, nx) View over `buffer`'s memory, which grows (uninitialised,
+/// on huge pages where it holds whole ones) when it has less room.
+HostFrames frames_in(HostFrames& buffer, std::size_t n, int ny, int nx) {
+  std::size_t const need = n * std::size_t(ny) * std::size_t(nx);
+  if (buffer.data() == nullptr || buffer.span() < need) {
+    buffer = HostFrames();  // the old room goes before the new one comes
+    buffer = HostFrames(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("ptyko::cxi::frames")), n, ny, nx);
+    advise_huge_pages(buffer);
+  }
+  return HostFrames(buffer.data(), n, ny, nx);
+}
+
+}  // namespace
+
 HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& indices, bool clip_negative) {
+  FrameReadBuffer own;  // made to measure: its View is the frames, and keeps their memory
+  cxi_read_frames(info, indices, clip_negative, own);
+  return info.bin == 1 ? own.stored : own.binned;
+}
+
+HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& indices, bool clip_negative,
+                           FrameReadBuffer& buffer) {
   PTYKO_ASSERT(!info.data_path.empty(), "cxi_read_frames needs a CxiInfo from cxi_inspect");
   for (std::size_t k = 0; k < indices.size(); ++k) {
     PTYKO_REQUIRE(indices[k] < info.frames, info.path, ": frame index ", indices[k],
@@ -714,8 +738,7 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
   std::size_t const pixels = std::size_t(wy) * std::size_t(wx);
   h5::check_fits_in_memory(f, info.data_path, double(indices.size()) * double(pixels) * sizeof(float),
                            "read fewer frames per process (run on more MPI ranks or nodes)");
-  HostFrames frames(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("ptyko::cxi::frames")), indices.size(),
-                    wy, wx);
+  HostFrames frames = frames_in(buffer.stored, indices.size(), wy, wx);
   h5::RowWindow window;  // the whole frames unless cropped (then only the window is read)
   if (info.windowed())
     window = {std::size_t(info.window_y), std::size_t(info.window_x), std::size_t(wy), std::size_t(wx)};
@@ -769,8 +792,7 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
     orient_images(frames.data(), indices.size(), info.ny, info.orientation);
     return frames;
   }
-  HostFrames binned(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("ptyko::cxi::frames")),
-                    indices.size(), info.ny, info.nx);
+  HostFrames binned = frames_in(buffer.binned, indices.size(), info.ny, info.nx);
   bin_images(frames.data(), indices.size(), info.ny, info.nx, info.bin, binned.data());
   // A binned pixel with a bad stored pixel is bad (read_mask): zero, like every bad pixel.
   HostMask const coarse = bin_mask(mask, info);

@@ -2,6 +2,7 @@
 #include <ptyko/core/fftshift.hpp>
 #include <ptyko/kernels/compat.hpp>
 #include <ptyko/kernels/error.hpp>
+#include <ptyko/kernels/huge_pages.hpp>
 #include <ptyko/kernels/patch.hpp>
 
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <tuple>
 #include <type_traits>
 
 namespace ptyko {
@@ -52,6 +54,20 @@ bool fit_counts(HostFrames const& frames, std::size_t n) {
   return misfits == 0;
 }
 
+/// Host memory of a stack's element type (a chunk of it staged for a device).
+template <class Stack>
+using HostStaging = Kokkos::View<typename Stack::non_const_value_type***, Kokkos::LayoutRight, Kokkos::HostSpace>;
+
+/// An uninitialised (n, D, D) stack of frames. Its first touch is
+/// load_frames' un-shift: in host memory, huge pages spare a page fault per
+/// 4 KiB of frames (docs/performance.md, item 62).
+template <class Stack, class ExecSpace>
+Stack frame_stack(ExecSpace const& space, std::size_t n, int D) {
+  Stack v(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LocalData::frames"), n, D, D);
+  advise_huge_pages(v);
+  return v;
+}
+
 /// Reads frames `ids` and un-shifts them into a FrameStack in `space`'s
 /// memory: uint16 counts while every chunk holds counts, float32 from the
 /// first chunk that does not (the frames read so far are then widened once),
@@ -72,21 +88,21 @@ FrameStack<typename ExecSpace::memory_space> load_frames(ExecSpace const& space,
   typename Stack::Floats floats;
   bool wide = as_float;  // float32 from here on
   if (wide)
-    floats = typename Stack::Floats(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LocalData::frames"),
-                                    n, D, D);
+    floats = frame_stack<typename Stack::Floats>(space, n, D);
   else
-    counts = typename Stack::Counts(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LocalData::frames"),
-                                    n, D, D);
+    counts = frame_stack<typename Stack::Counts>(space, n, D);
   constexpr bool host_frames = Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible;
+  FrameReadBuffer read;  // one chunk's frames as read, reused by every chunk
+  // Devices: the host chunk copied to them, one per element type, reused.
+  std::tuple<HostStaging<typename Stack::Counts>, HostStaging<typename Stack::Floats>> staging;
   for (std::size_t first = 0; first < n; first += chunk) {
     std::size_t const count = std::min(chunk, n - first);
     std::vector<std::size_t> const part(ids.begin() + first, ids.begin() + first + count);
-    HostFrames centred = cxi_read_frames(info, part, clip_negative);
+    HostFrames centred = cxi_read_frames(info, part, clip_negative, read);
     if (!wide && !fit_counts(centred, count)) {
       wide = true;
       // Not counts: widen the frames read so far (device -> device, once).
-      floats = typename Stack::Floats(
-          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LocalData::frames"), n, D, D);
+      floats = frame_stack<typename Stack::Floats>(space, n, D);
       auto done = Kokkos::subview(counts, std::make_pair(std::size_t(0), first), Kokkos::ALL, Kokkos::ALL);
       auto to = floats;
       Kokkos::parallel_for(
@@ -98,19 +114,23 @@ FrameStack<typename ExecSpace::memory_space> load_frames(ExecSpace const& space,
     // Un-shift into the stack's rows (host spaces) or a host chunk that is
     // then copied to the device.
     auto put = [&](auto const& stack) {
-      using V = typename std::decay_t<decltype(stack)>::non_const_value_type;
-      using HostChunk = Kokkos::View<V***, Kokkos::LayoutRight, Kokkos::HostSpace>;
+      using HostChunk = HostStaging<std::decay_t<decltype(stack)>>;
       HostChunk target;
-      if constexpr (host_frames)
+      if constexpr (host_frames) {
         target = HostChunk(stack.data() + first * std::size_t(D) * D, count, D, D);
-      else
-        target = HostChunk(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::load_frames::staging"), count, D, D);
+      } else {
+        auto& room = std::get<HostChunk>(staging);
+        if (room.data() == nullptr)
+          room = HostChunk(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::load_frames::staging"),
+                           std::min(chunk, n), D, D);
+        target = HostChunk(room.data(), count, D, D);
+      }
       for (std::size_t f = 0; f < count; ++f) ifftshift2(&centred(f, 0, 0), &target(f, 0, 0), D, D);
       if constexpr (!host_frames) {
         // host -> device: one chunk of this rank's frames
         Kokkos::deep_copy(space, Kokkos::subview(stack, std::make_pair(first, first + count), Kokkos::ALL, Kokkos::ALL),
                           target);
-        fence(space, "ptyko::load_frames::chunk");  // before the chunk's host buffer goes
+        fence(space, "ptyko::load_frames::chunk");  // before the next chunk overwrites the host buffer
       }
     };
     if (wide)

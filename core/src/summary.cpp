@@ -35,11 +35,12 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
   s.counts_min = std::numeric_limits<double>::infinity();
   std::size_t const chunk = 256;
   double total = 0, moment_y = 0, moment_x = 0;
+  FrameReadBuffer read;  // every chunk in the same memory
   for (std::size_t first = 0; first < info.frames; first += chunk) {
     std::size_t const n = std::min(chunk, info.frames - first);
     std::vector<std::size_t> idx(n);
     std::iota(idx.begin(), idx.end(), first);
-    HostFrames frames = cxi_read_frames(info, idx, /*clip_negative=*/true);
+    HostFrames frames = cxi_read_frames(info, idx, /*clip_negative=*/true, read);
     for (std::size_t f = 0; f < n; ++f) {
       double counts = 0;
       for (int y = 0; y < D; ++y)

@@ -957,6 +957,34 @@ TEST_F(Cxi, BinSumsBlocksAndMarksBinsWithABadPixelBad) {
   expect_user_error([&] { cxi_inspect(path, odd); }, path, {"--bin 4", "6-pixel crop", "multiple of 4"});
 }
 
+// A scan read in chunks through one FrameReadBuffer (as load_frames reads
+// a rank's frames): each chunk equals the same frames read on their own,
+// whether the buffer has more room than the chunk or must grow, with and
+// without binning; and the chunk returned lies in the buffer's memory.
+TEST_F(Cxi, ChunksReadIntoOneBufferEqualFramesReadAlone) {
+  std::size_t const n = 7, ny = 8, nx = 12;
+  auto const path = file("chunks.cxi");
+  write_labelled_frames(path, n, ny, nx, {{3, 6}});
+  for (int bin : {1, 2}) {
+    CxiInfo const info = cxi_inspect(path, FrameCrop{8, 4, 6, bin});
+    FrameReadBuffer buffer;
+    std::vector<std::vector<std::size_t>> const chunks = {{0, 1, 2}, {6}, {3, 4, 5, 6, 0}, {2, 1}};
+    for (auto const& chunk : chunks) {
+      HostFrames const alone = cxi_read_frames(info, chunk);
+      HostFrames const reused = cxi_read_frames(info, chunk, /*clip_negative=*/false, buffer);
+      HostFrames const& room = bin == 1 ? buffer.stored : buffer.binned;
+      EXPECT_EQ(reused.data(), room.data()) << "bin " << bin;
+      EXPECT_GE(room.span(), reused.span());
+      ASSERT_EQ(reused.extent(0), chunk.size());
+      ASSERT_EQ(reused.extent(1), alone.extent(1));
+      ASSERT_EQ(reused.extent(2), alone.extent(2));
+      for (std::size_t k = 0; k < alone.span(); ++k)
+        ASSERT_EQ(reused.data()[k], alone.data()[k]) << "bin " << bin << ", value " << k;
+    }
+    EXPECT_EQ((bin == 1 ? buffer.stored : buffer.binned).extent(0), 5u) << "grew to the largest chunk only";
+  }
+}
+
 TEST_F(Cxi, NonFiniteAndNegativeIntensities) {
   auto c = make_contents(6, 8, false);
   c.frames(3, 2, 5) = std::numeric_limits<float>::quiet_NaN();

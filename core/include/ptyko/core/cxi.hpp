@@ -158,6 +158,21 @@ std::vector<std::array<double, 3>> cxi_read_translations(CxiInfo const& info);
 HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& indices,
                            bool clip_negative = false);
 
+/// Memory that cxi_read_frames reads into, kept by a caller that reads a
+/// scan in chunks: each chunk then reuses the pages the previous one
+/// touched. A fresh chunk-sized allocation per call went back to the
+/// system on release and was faulted in anew, page by page, which took
+/// longer than inflating the frames (docs/performance.md, item 62).
+struct FrameReadBuffer {
+  HostFrames stored;  ///< the frames as stored (the crop window), before binning
+  HostFrames binned;  ///< the binned frames (--bin)
+};
+
+/// cxi_read_frames into `buffer`: the View returned points into it and is
+/// valid until the next call with the same buffer.
+HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& indices, bool clip_negative,
+                           FrameReadBuffer& buffer);
+
 /// Detector mask as 1 = measured, 0 = bad (CXI stores nonzero = bad), with
 /// that of cxi_add_mask_file; an all-ones mask when there is none.
 HostMask cxi_read_mask(CxiInfo const& info);
