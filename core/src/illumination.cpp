@@ -1,5 +1,6 @@
 #include <ptyko/core/illumination.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 namespace ptyko {
@@ -14,11 +15,16 @@ HostRealImage illumination_map(HostComplex3 const& probe, std::vector<std::array
   HostRealImage out("ptyko::illumination", height, width);
   for (auto const& pos : positions_px) {
     int const y0 = int(std::lround(pos[0])) - D / 2, x0 = int(std::lround(pos[1])) - D / 2;
-    for (int i = 0; i < D; ++i)
-      for (int j = 0; j < D; ++j) {
-        int const y = y0 + i, x = x0 + j;
-        if (y >= 0 && y < height && x >= 0 && x < width) out(y, x) += p[std::size_t(i) * D + j];
-      }
+    // The patch clipped to the image once, then contiguous rows: the
+    // column loop vectorises (a bounds check per pixel kept it scalar,
+    // 0.5 s for 10 000 positions of 128 x 128). The same sums, in the same order.
+    int const i0 = std::max(0, -y0), i1 = std::min(D, height - y0);
+    int const j0 = std::max(0, -x0), j1 = std::min(D, width - x0);
+    for (int i = i0; i < i1; ++i) {
+      double* row = &out(y0 + i, x0 + j0);
+      double const* lit = &p[std::size_t(i) * D + j0];
+      for (int j = 0; j < j1 - j0; ++j) row[j] += lit[j];
+    }
   }
   return out;
 }
