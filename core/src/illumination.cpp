@@ -20,6 +20,7 @@ HostRealImage illumination_map(HostComplex3 const& probe, std::vector<std::array
     // 0.5 s for 10 000 positions of 128 x 128). The same sums, in the same order.
     int const i0 = std::max(0, -y0), i1 = std::min(D, height - y0);
     int const j0 = std::max(0, -x0), j1 = std::min(D, width - x0);
+    if (i0 >= i1 || j0 >= j1) continue;  // wholly outside: no row pointer to form
     for (int i = i0; i < i1; ++i) {
       double* row = &out(y0 + i, x0 + j0);
       double const* lit = &p[std::size_t(i) * D + j0];

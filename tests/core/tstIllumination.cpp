@@ -22,7 +22,7 @@ TEST(Illumination, PatchesAreSummedAndClippedAtEveryEdge) {
   for (std::size_t k = 0; k < probe.span(); ++k) probe.data()[k] = Complex<double>(n(rng), n(rng));
   std::vector<std::array<double, 2>> const positions = {
       {6.2, 8.4}, {6.2, 8.4}, {0.0, 8.0},  {12.6, 8.0}, {6.0, -1.3}, {6.0, 17.4}, {-2.0, -2.0},
-      {14.0, 18.0}, {1.0, 16.0}, {-3.0, 8.0}, {40.0, 8.0}, {6.0, -30.0}, {2.49, 3.51}};
+      {14.0, 18.0}, {1.0, 16.0}, {-3.0, 8.0}, {40.0, 8.0}, {6.0, -30.0}, {6.0, 30.0}, {2.49, 3.51}};
   HostRealImage const lit = illumination_map(probe, positions, H, W);
   ASSERT_EQ(int(lit.extent(0)), H);
   ASSERT_EQ(int(lit.extent(1)), W);
