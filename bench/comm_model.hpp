@@ -12,6 +12,10 @@
 //   full-sync:     r * 3 s A_b                    object numerator (complex) + weight over the
 //                                                 batch's tiles: A_b = 16^2 x (tiles the global
 //                                                 batch's footprints touch)
+//                  + 2 s V_b                      with isolated positions (rPIE, ePIE, LSQML): their
+//                                                 footprints are left out of A_b, and each one's
+//                                                 whole product (D^2 complex values) goes from its
+//                                                 owner to every other rank (V_b sent plus received)
 //   neighbor k=1:  2 * 3 s A_ov,b                 the batch's tiles inside the overlaps: those the
 //                                                 rank's own positions touched sent, those its
 //                                                 neighbour's touched received (2 A_ov,b pixels);
@@ -30,11 +34,12 @@
 //                                                 owner to that rank (V_b complex values sent plus
 //                                                 received; core/shared_isolated.hpp)
 //   all:           r * (2M + 1) s D^2             probe numerator (M complex modes) + weight
-//                  r * s P (neighbor)             the object weight's largest value: each rank's
+//                  r * s P                        the object weight's largest value: each rank's
 //                                                 in its own of P slots after the probe sums, in
 //                                                 their all-reduce (FoldedMaximum; the probe's is
-//                                                 the same on every rank, and full-sync's unpack
-//                                                 finds the object's)
+//                                                 the same on every rank; full-sync's unpack finds
+//                                                 the summed tiles', the slots carry the isolated
+//                                                 positions')
 //                  r * 48 b (LSQML)               the step sizes' six sums of each of the batch's
 //                                                 b positions (doubles), each rank's in its rows;
 //                                                 r * 32 for b > 4096 (two sums of two doubles:
@@ -174,8 +179,8 @@ inline double union_overlap_area(ModelInput const& in, double overlap_area, doub
 /// as A_ov A_b / A);
 /// `reconciled_area`: neighbor k > 1, the overlap pixels its reconciles of
 /// one epoch average, summed (< 0: estimated with union_overlap_area);
-/// `shared_values`: neighbor k = 1, V_b, the mean complex values of
-/// isolated positions' products a batch sends and receives.
+/// `shared_values`: full-sync and neighbor k = 1, V_b, the mean complex
+/// values of isolated positions' products a batch sends and receives.
 /// core/solver.hpp's lsqml_step_rows_limit (strategy_bench checks they agree).
 inline constexpr int step_rows_limit = 4096;
 
@@ -199,7 +204,7 @@ inline ModelResult model(ModelInput const& in, std::string const& strategy, doub
     other += rounds * (probe + 2 * r * 8);
   } else {
     double per_batch_object = 0;
-    if (full) per_batch_object = r * 3 * s * batch_tile_pixels(in);
+    if (full) per_batch_object = r * 3 * s * batch_tile_pixels(in) + 2 * s * shared_values;
     else if (in.sync_every == 1)
       per_batch_object = 2 * 3 * s *
                          (batch_overlap_area >= 0 ? batch_overlap_area
@@ -213,7 +218,7 @@ inline ModelResult model(ModelInput const& in, std::string const& strategy, doub
                           union_overlap_area(in, overlap_area, left);
       object = 2 * 3 * s * reconciled_area;
     }
-    other += nb * (probe + (full ? 0 : r * s * P));
+    other += nb * (probe + r * s * P);
     if (in.solver == "lsqml") other += in.batch <= step_rows_limit ? r * 48 * in.frames : nb * r * 32;
   }
   out.object_bytes = P > 1 ? object : 0;

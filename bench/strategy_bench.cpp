@@ -290,12 +290,16 @@ Row run(Config const& cfg, ScanLayout const& layout, Truth const& truth, std::st
   // With `rank` >= 0, of that rank's positions only (the tiles it sends).
   auto const part = partition_scan(layout.positions_px, in.D, layout.grid.height, layout.grid.width, P);
   std::vector<int> const rank_of = part.frame_ranks();
-  // rPIE, ePIE and LSQML under exact neighbour-consensus take a batch's
-  // isolated positions apart on several ranks (Reconstruction): out of the
-  // tiles, their products' parts moved to the other ranks holding their
-  // pixels (core/shared_isolated.hpp).
-  bool const isolates = P > 1 && row.strategy == "neighbor" && row.sync_every == 1 && !is_projection(solver) &&
-                        opts.isolated_updates && opts.illumination == IlluminationNorm::batch && !opts.object_clip;
+  // rPIE, ePIE and LSQML under full-sync and exact neighbour-consensus take
+  // a batch's isolated positions apart on several ranks (Reconstruction):
+  // out of the tiles, their products' parts moved to the other ranks
+  // holding their pixels (core/shared_isolated.hpp): under full-sync every
+  // other rank, the whole product.
+  bool const full = row.strategy == "full-sync";
+  bool const isolates = P > 1 && (full || row.sync_every == 1) && !is_projection(solver) && opts.isolated_updates &&
+                        opts.illumination == IlluminationNorm::batch && !opts.object_clip;
+  Box const whole_object{0, 0, layout.grid.height, layout.grid.width};
+  auto const held = [&](int q) -> Box const& { return full ? whole_object : part.tiles[q]; };
   auto isolated_in = [&](std::vector<int> const& batch) {
     std::vector<std::array<double, 2>> centres;
     for (int id : batch) centres.push_back(layout.positions_px[id]);
@@ -320,11 +324,11 @@ Row run(Config const& cfg, ScanLayout const& layout, Truth const& truth, std::st
     for (std::size_t k = 0; k < batch.size(); ++k) {
       if (!alone[k]) continue;
       int const id = batch[k], owner = rank_of[std::size_t(id)];
-      Box const& home = part.tiles[owner];
+      Box const& home = held(owner);
       auto const corner = owner_footprint_corner<T>(layout.positions_px[id], {home.y, home.x}, in.D);
       for (int q = 0; q < P; ++q) {
         if (q == owner || (rank != owner && rank != q)) continue;
-        Box const& b = part.tiles[q];
+        Box const& b = held(q);
         auto const rect = product_part_read_by(corner, {b.y, b.x, b.height, b.width}, in.D);
         values += double(rect[2]) * double(rect[3]);
       }

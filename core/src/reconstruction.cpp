@@ -121,9 +121,10 @@ Reconstruction<T, ExecSpace>::Reconstruction(ExecSpace const& space, LocalData<T
   // From the file's positions: a resumed run batches as the first did.
   m_global = make_batches(m_reference, m_options.batch_size, m_options.batching, m_options.seed);
   m_solver = make_solver<T, ExecSpace>(m_options.solver);
-  if (m_sync.ranks() > 1 && m_sync.reads_tile_sources()) {
-    // Which rank holds each frame, for the batch tiles' sources: every rank
-    // adds its number + 1 at its frames (one sum of a double per frame, once).
+  if (m_sync.ranks() > 1 && (m_sync.reads_tile_sources() || !m_sync.held_boxes().empty())) {
+    // Which rank holds each frame, for the batch tiles' sources and the
+    // owners of isolated positions: every rank adds its number + 1 at its
+    // frames (one sum of a double per frame, once).
     std::vector<double> holder(m_positions.size(), 0.0);
     for (std::size_t id : m_data.frame_ids) holder[id] = double(m_sync.rank() + 1);
     m_sync.sum(holder.data(), int(holder.size()));
@@ -169,7 +170,7 @@ void Reconstruction<T, ExecSpace>::plan_batches() {
   bool const again = !m_batches.empty();  // after a position refinement: update the batches in place
   // Strategies that send each rank's own contributions read which ranks'
   // positions touched each tile.
-  bool const sourced = !m_frame_rank.empty();
+  bool const sourced = m_sync.ranks() > 1 && m_sync.reads_tile_sources();
   std::vector<int> summed_ranks;
   m_batches.resize(m_global.size());
   for (std::size_t batch = 0; batch < m_global.size(); ++batch) {

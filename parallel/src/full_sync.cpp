@@ -1,8 +1,13 @@
 // full-sync: every rank holds the whole object and probe; the sums of every
 // batch are all-reduced, so every rank applies the identical update and P
 // ranks reproduce the 1-rank result to float rounding (the global batches do
-// not depend on P). Frames go to ranks as equal-count compact groups.
+// not depend on P). A batch's isolated positions (rPIE, ePIE, LSQML: their
+// footprints meet no other of the batch) stay out of the sums: their
+// owners send their products to every other rank, and every rank applies
+// the same update from them, as one rank does. Frames go to ranks as
+// equal-count compact groups.
 
+#include "product_moves.hpp"
 #include "strategies.hpp"
 
 #include <ptyko/core/batching.hpp>
@@ -49,34 +54,69 @@ class FullSync final : public Strategy<T, ExecSpace> {
                     MirroredTileList<Mem> const& batch_tiles, double local_max) override {
     return sum_batch(space, num, w, batch_tiles, local_max, ProbeField(), RealField(), false, {}, {}).value;
   }
-  /// The packed tiles and the probe sums in one all-reduce call: one wait
-  /// for the device, and staged, one collective. The largest weight the
-  /// unpack finds is the same on every rank (their sums are): global, as
-  /// no weights lie outside the sums (isolated positions, which full-sync's
-  /// ranks never take apart: footprint_private, held_boxes).
+  /// Every rank holds every pixel: isolated positions (whose footprints
+  /// meet no other of the batch) are updated by every rank from their
+  /// owner's product (SharedProducts), instead of through the tile sums.
+  /// A product is 8 bytes a footprint pixel, sent once to each other rank,
+  /// where the tiles are 12 (sum and weight) over whole tiles, all-reduced.
+  std::vector<std::array<int, 4>> held_boxes() const override {
+    if (m_comm.size() == 1) return {};
+    return std::vector<std::array<int, 4>>(std::size_t(m_comm.size()),
+                                           {0, 0, m_decomposition.tile_height, m_decomposition.tile_width});
+  }
+  /// The packed tiles and the probe sums in one all-reduce call, the
+  /// isolated positions' products beside it: one wait for the device, and
+  /// staged, one collective. The largest weight the unpack finds is the
+  /// same on every rank (their sums are); the isolated positions' largest
+  /// weights, outside the sums, ride in the probe sums' all-reduce
+  /// (FoldedMaximum) where the caller's fold gives them on the host, so the
+  /// maximum is global. Without isolated positions it is global anyway.
   BatchMaximum sum_batch(ExecSpace const& space, ComplexField const& num, RealField const& w,
                          MirroredTileList<Mem> const& batch_tiles, double local_max, ProbeField const& probe_num,
                          RealField const& probe_w, bool probe, SharedProducts<T, Mem> const& shared,
                          FoldedMaximum<T, Mem> const& fold) override {
-    PTYKO_ASSERT(shared.plan == nullptr, "full-sync holds every pixel on every rank: nothing is shared");
-    PTYKO_ASSERT(m_comm.size() == 1 || (fold.outside == 0 && !fold.outside_in_space),
-                 "full-sync's ranks take no isolated positions apart");
     auto const& tiles = batch_tiles.list;
     if (m_comm.size() == 1) return {local_max, false};
+    std::size_t const P = std::size_t(m_comm.size());
+    bool const folding = probe && fold.slots.extent(0) == P && !fold.outside_in_space;
+    // Whether some rank holds weights outside the sums: an isolated
+    // position of any rank is sent to every other, so every rank has a plan
+    // for such a batch, and none for a batch without (all ranks agree).
+    bool const apart = shared.plan != nullptr;
     std::size_t const n = 3 * tiles.extent(0) * std::size_t(tile_edge) * tile_edge;
     if (m_packed.extent(0) < n)  // grows to the largest batch, then stays
       m_packed = RealView1<T, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::FullSync::packed"), n);
     RealView1<T, Mem> packed = Kokkos::subview(m_packed, std::make_pair(std::size_t(0), n));
     if (n > 0) pack_tiles(space, tiles, num, w, packed);
+    SharedIsolated<Mem> const* plan = shared.plan;
+    if (plan != nullptr) m_products.pack(space, *plan, shared.own);
     StagedAllreduce<T, Mem> sums;
     sums.add(packed);
     if (probe) {
       sums.add(probe_num);  // the probe sums: one allocation, one run (UpdateSums)
       sums.add(probe_w);
+      if (folding) sums.add(fold.slots);  // right after probe_w
     }
-    sums.run(space, m_comm, ReduceOp::sum, m_staging);
-    if (n == 0) return {-1, false};
-    return {unpack_tiles(space, tiles, packed, num, w), true};
+    sums.stage(space, m_staging);
+    fence(space, "ptyko::FullSync::packed");
+    // The products first, then the all-reduce: with a collective in flight
+    // beside point-to-point messages OpenMPI on one node was slower
+    // (docs/performance.md, item 48).
+    if (plan != nullptr) {
+      m_requests.clear();
+      m_products.post_receives(m_comm, *plan, m_requests);
+      m_products.post_sends(m_comm, *plan, m_requests);
+      m_comm.wait_all(m_requests);
+    }
+    double outside = -1;
+    if (folding)
+      outside = allreduce_maximum_in_slots(space, sums, m_comm, std::max(0.0, fold.outside), m_fold);
+    else
+      sums.finish(space, m_comm, ReduceOp::sum);
+    if (plan != nullptr) m_products.unpack(space, *plan, shared.foreign);
+    double const summed = n > 0 ? unpack_tiles(space, tiles, packed, num, w) : -1;
+    if (folding) return {std::max(summed, outside), true};
+    return {summed, summed >= 0 && !apart};
   }
   void sum_probe(ExecSpace const& space, ProbeField const& num, RealField const& w) override {
     allreduce_views(space, m_comm, num, w, ReduceOp::sum, m_staging);  // one call: UpdateSums keeps them adjacent
@@ -100,7 +140,10 @@ class FullSync final : public Strategy<T, ExecSpace> {
   Communicator m_comm;
   Decomposition m_decomposition;
   HostStaging m_staging;
-  RealView1<T, Mem> m_packed;  ///< the tiles of sum_object, contiguous
+  RealView1<T, Mem> m_packed;            ///< the tiles of sum_object, contiguous
+  ProductMoves<T, ExecSpace> m_products;  ///< isolated positions' products (SharedProducts)
+  std::vector<Request> m_requests;
+  std::vector<T> m_fold;  ///< allreduce_maximum_in_slots's host scratch
 };
 
 template <class T, class ExecSpace>

@@ -24,6 +24,7 @@
 // tiles its own positions touched, where its sums and weights are non-zero,
 // and receives those its neighbour's touched.
 
+#include "product_moves.hpp"
 #include "strategies.hpp"
 
 #include <ptyko/kernels/frame_loop.hpp>
@@ -303,44 +304,6 @@ void append_origins(HostTiles const& h, std::vector<std::array<int, 2>>& out) {
   for (std::size_t k = 0; k < h.extent(0); ++k) out.push_back({h(k, 0), h(k, 1)});
 }
 
-/// Copies the parts [first, first + count) of a SharedIsolated plan between
-/// patch-shaped products (part: slot, row, col, rows, cols, offset) and a
-/// packed buffer: into the buffer (pack) or out of it (unpack). A patch
-/// row per work item on host spaces (the column loop vectorises), a pixel
-/// on devices (consecutive work items on consecutive columns), as
-/// for_each_span walks a link's pixels. Non-blocking.
-template <bool Pack, class ExecSpace, class T, class Mem>
-void copy_product_parts(ExecSpace const& space, char const* label,
-                        typename SharedIsolated<Mem>::Parts const& parts, int first, int count,
-                        ComplexView3<T, Mem> const& products, Kokkos::View<Complex<T>*, Mem> const& buffer) {
-  int const D = int(products.extent(1));
-  if (count == 0 || D == 0) return;
-  auto P = parts;
-  auto prod = products;
-  auto buf = buffer;
-  // Columns [j0, j1) of row i of part p.
-  auto const copy = KOKKOS_LAMBDA(int p, int i, int j0, int j1) {
-    int const cols = P(p, 4);
-    if (i >= P(p, 3) || j0 >= cols) return;
-    if (j1 > cols) j1 = cols;
-    Complex<T>* packed = buf.data() + P(p, 5) + std::size_t(i) * cols;
-    Complex<T>* row = &prod(P(p, 0), P(p, 1) + i, P(p, 2));
-    if constexpr (Pack)
-      for (int j = j0; j < j1; ++j) packed[j] = row[j];
-    else
-      for (int j = j0; j < j1; ++j) row[j] = packed[j];
-  };
-  if constexpr (ptyko::is_host_space_v<ExecSpace>)
-    Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, count * D),
-                         KOKKOS_LAMBDA(int r) { copy(first + r / D, r % D, 0, D); });
-  else
-    Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(space, 0, std::size_t(count) * D * D),
-                         KOKKOS_LAMBDA(std::size_t k) {
-                           int const j = int(k % D), r = int(k / D);
-                           copy(first + r / D, r % D, j, j + 1);
-                         });
-}
-
 template <class T, class ExecSpace>
 class Neighbor final : public Strategy<T, ExecSpace> {
  public:
@@ -353,7 +316,6 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   using Base::sum;
   using Base::sum_object;
   using Buffer = RealView1<T, Mem>;
-  using ProductBuffer = Kokkos::View<Complex<T>*, Mem>;
 
   Neighbor(Communicator comm, ScanLayout const& layout, StrategyOptions const& options)
       : m_comm(std::move(comm)), m_sync_every(options.sync_every) {
@@ -627,26 +589,8 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     LinkPixels<Mem> out, in;
     Buffer send, recv;
     typename Buffer::HostMirror send_host, recv_host;
-    // Isolated positions' products (SharedProducts), grown to the largest
-    // batch's in the first epoch.
-    ProductBuffer products_send, products_recv;
-    typename ProductBuffer::HostMirror products_send_host, products_recv_host;
     void whole_region() { out.tiled = in.tiled = false; }
   };
-
-  Link& link_to(int rank) {
-    for (Link& l : m_links)
-      if (l.rank == rank) return l;
-    PTYKO_ASSERT(false, "rank ", rank, " shares no pixels with rank ", m_comm.rank());
-    return m_links.front();
-  }
-
-  // `view` (and its host mirror) with room for n values.
-  static void reserve(ProductBuffer& view, typename ProductBuffer::HostMirror& host, std::size_t n, char const* label) {
-    if (view.extent(0) >= n) return;
-    view = ProductBuffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), n);
-    host = Kokkos::create_mirror_view(view);
-  }
 
   // Every link exchanges the parts of the tiles at m_origins inside its
   // region, both ways; the parts of all links go to the device in one copy.
@@ -738,17 +682,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       }
     constexpr bool direct = mpi_can_read_v<Mem>;
     SharedIsolated<Mem> const* plan = products != nullptr ? products->plan : nullptr;
-    if (plan != nullptr)
-      for (auto const& m : plan->sends) {
-        Link& l = link_to(m.rank);
-        reserve(l.products_send, l.products_send_host, m.values, "ptyko::neighbor::products_send");
-        copy_product_parts<true>(space, "ptyko::neighbor::pack_products", plan->parts, m.first, m.count,
-                                 products->own, l.products_send);
-        packed = true;
-        if (!direct)
-          Kokkos::deep_copy(space, Kokkos::subview(l.products_send_host, std::make_pair(std::size_t(0), m.values)),
-                            Kokkos::subview(l.products_send, std::make_pair(std::size_t(0), m.values)));  // device -> host: stage
-      }
+    if (plan != nullptr && m_products.pack(space, *plan, products->own)) packed = true;
     if (!direct)  // every link's staging copy queued behind the packs: one wait for all of them
       for (Link& l : m_links) {
         std::size_t const n = values * l.out.count();
@@ -770,25 +704,14 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       T* recv = direct ? l.recv.data() : l.recv_host.data();
       requests.push_back(m_comm.irecv(recv, values * l.in.count(), datatype_of<T>(), l.rank, tag));
     }
-    if (plan != nullptr)
-      for (auto const& m : plan->receives) {
-        Link& l = link_to(m.rank);
-        reserve(l.products_recv, l.products_recv_host, m.values, "ptyko::neighbor::products_recv");
-        Complex<T>* recv = direct ? l.products_recv.data() : l.products_recv_host.data();
-        requests.push_back(m_comm.irecv(recv, 2 * m.values, datatype_of<T>(), l.rank, products_tag));
-      }
+    if (plan != nullptr) m_products.post_receives(m_comm, *plan, requests);
     for (Link& l : m_links) {
       std::size_t const n = values * l.out.count();
       if (n == 0) continue;
       T const* send = direct ? l.send.data() : l.send_host.data();
       requests.push_back(m_comm.isend(send, n, datatype_of<T>(), l.rank, tag));
     }
-    if (plan != nullptr)
-      for (auto const& m : plan->sends) {
-        Link& l = link_to(m.rank);
-        Complex<T> const* send = direct ? l.products_send.data() : l.products_send_host.data();
-        requests.push_back(m_comm.isend(send, 2 * m.values, datatype_of<T>(), l.rank, products_tag));
-      }
+    if (plan != nullptr) m_products.post_sends(m_comm, *plan, requests);
     // The caller's all-reduce comes after the unpacks, as a separate
     // sum_probe would run it: with it in flight beside the messages, OpenMPI on one node was
     // slower (item 48), and before the unpacks a rank would wait there
@@ -807,15 +730,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       else
         for_each_in_link(space, "ptyko::neighbor::unpack_add", l.in, unpack);
     }
-    if (plan != nullptr)
-      for (auto const& m : plan->receives) {
-        Link& l = link_to(m.rank);
-        if (!direct)
-          Kokkos::deep_copy(space, Kokkos::subview(l.products_recv, std::make_pair(std::size_t(0), m.values)),
-                            Kokkos::subview(l.products_recv_host, std::make_pair(std::size_t(0), m.values)));  // host -> device
-        copy_product_parts<false>(space, "ptyko::neighbor::unpack_products", plan->parts, m.first, m.count,
-                                  products->foreign, l.products_recv);
-      }
+    if (plan != nullptr) m_products.unpack(space, *plan, products->foreign);
     return unpacked;
   }
 
@@ -924,7 +839,8 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   }
 
  private:
-  static constexpr int tag = 4711, products_tag = 4712;
+  static constexpr int tag = 4711;  // ProductMoves::tag for the products
+  ProductMoves<T, ExecSpace> m_products;  ///< isolated positions' products (SharedProducts)
   Communicator m_comm;
   int m_sync_every;
   Partition m_partition;

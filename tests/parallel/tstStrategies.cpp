@@ -248,7 +248,9 @@ TEST(Neighbor, ReproducesFullSync) {
 // of their products those need (SharedIsolated) and update them alike. Small batches make many of them; the result must be the
 // one with every position summed (double: to rounding), and the ranks'
 // tile lists must still agree (else the exchange would fail or corrupt).
-TEST(Neighbor, IsolatedPositionsGiveTheResultOfTheSums) {
+// Neighbour-consensus moves the parts to the holders near a cut, full-sync
+// every isolated product to every other rank.
+void expect_isolated_positions_give_the_sums(std::string const& strategy) {
   auto comm = Communicator::world();
   auto const batch4 = [](SolverOptions& o) { o.batch_size = 4; };
   auto const summed = [](SolverOptions& o) {
@@ -257,15 +259,15 @@ TEST(Neighbor, IsolatedPositionsGiveTheResultOfTheSums) {
   };
   auto const& wide = DatasetEnvironment::wide_path;
   for (char const* solver : {"rpie", "lsqml"}) {
-    auto const direct = run<double>("neighbor", 1, solver, 4, batch4, wide);
-    auto const ref = run<double>("neighbor", 1, solver, 4, summed, wide);
+    auto const direct = run<double>(strategy, 1, solver, 4, batch4, wide);
+    auto const ref = run<double>(strategy, 1, solver, 4, summed, wide);
     double isolated = double(direct.isolated), none = double(ref.isolated);
     comm.allreduce(&isolated, 1, Datatype::float64, ReduceOp::sum);
     comm.allreduce(&none, 1, Datatype::float64, ReduceOp::sum);
     if (!is_root()) continue;
     double const dobj = relative_difference(direct.object, ref.object);
-    std::printf("[ measured ] %s, %d rank(s): %.0f of 400 positions isolated, object difference %.2e\n", solver,
-                comm.size(), isolated, dobj);
+    std::printf("[ measured ] %s, %s, %d rank(s): %.0f of 400 positions isolated, object difference %.2e\n",
+                strategy.c_str(), solver, comm.size(), isolated, dobj);
     EXPECT_EQ(none, 0.0) << solver;
     EXPECT_GT(isolated, 0.0) << solver;
     EXPECT_LT(dobj, 1e-9) << solver;
@@ -275,17 +277,20 @@ TEST(Neighbor, IsolatedPositionsGiveTheResultOfTheSums) {
   }
 }
 
+TEST(Neighbor, IsolatedPositionsGiveTheResultOfTheSums) { expect_isolated_positions_give_the_sums("neighbor"); }
+TEST(FullSync, IsolatedPositionsGiveTheResultOfTheSums) { expect_isolated_positions_give_the_sums("full-sync"); }
+
 // Pixels two ranks hold must stay equal bit for bit in the exact mode:
 // every holder updates its copy of an isolated position's pixels from the
 // owner's product (SharedIsolated), as the owner does. Compares every
 // rank's tile with every other's where they overlap, after 4 epochs of
 // float rPIE and LSQML with most positions isolated and many of them
 // near a cut.
-TEST(Neighbor, RanksHoldingAPixelHoldTheSameValue) {
+void expect_ranks_holding_a_pixel_hold_the_same_value(std::string const& strategy) {
   auto comm = Communicator::world();
   auto const batch4 = [](SolverOptions& o) { o.batch_size = 4; };
   for (char const* solver : {"rpie", "lsqml"}) {
-    auto const nb = run<float>("neighbor", 1, solver, 4, batch4, DatasetEnvironment::wide_path);
+    auto const nb = run<float>(strategy, 1, solver, 4, batch4, DatasetEnvironment::wide_path);
     // (tile_y, tile_x, height, width) then the values, to rank 0.
     std::vector<double> mine = {double(nb.dec.tile_y), double(nb.dec.tile_x), double(nb.dec.tile_height),
                                 double(nb.dec.tile_width)};
@@ -313,12 +318,16 @@ TEST(Neighbor, RanksHoldingAPixelHoldTheSameValue) {
             differ += va[0] != vb[0] || va[1] != vb[1];
           }
       }
-    std::printf("[ measured ] %s, %d rank(s): %zu pixels held by two ranks, %zu differ\n", solver, comm.size(),
-                shared, differ);
+    std::printf("[ measured ] %s, %s, %d rank(s): %zu pixels held by two ranks, %zu differ\n", strategy.c_str(), solver,
+                comm.size(), shared, differ);
     EXPECT_EQ(differ, 0u) << solver;
     if (comm.size() > 1) EXPECT_GT(shared, 0u) << solver;
   }
 }
+
+TEST(Neighbor, RanksHoldingAPixelHoldTheSameValue) { expect_ranks_holding_a_pixel_hold_the_same_value("neighbor"); }
+// Full-sync: every rank holds every pixel, the isolated positions' too.
+TEST(FullSync, RanksHoldTheSameObject) { expect_ranks_holding_a_pixel_hold_the_same_value("full-sync"); }
 
 TEST(Neighbor, HoldsOnlyItsTileAndIdenticalProbes) {
   auto comm = Communicator::world();
@@ -612,8 +621,8 @@ TEST(Strategies, BatchSumFoldsTheLargestWeightIntoTheProbeSums) {
       RealView2<float, Mem> probe_w(probe_sums.data() + 2 * M * D * D, D, D);
       FoldedMaximum<float, Mem> fold;
       fold.slots = Kokkos::subview(probe_sums, std::make_pair(n, n + P));
-      // Full-sync's ranks have no weights outside the sums (isolated positions).
-      fold.outside = full ? 0.0 : outside_wins ? 1000.0 + r : 0.25 * r;
+      // Weights outside the sums (isolated positions), on the host.
+      fold.outside = outside_wins ? 1000.0 + r : 0.25 * r;
       int asked = 0;
       fold.after_sums = [&, list = tiles.list, weight = w] {  // init-captures: C++17 lambdas cannot capture structured bindings
         ++asked;
@@ -626,7 +635,7 @@ TEST(Strategies, BatchSumFoldsTheLargestWeightIntoTheProbeSums) {
       if (P > 1) {
         EXPECT_TRUE(out.global);
         EXPECT_EQ(out.value, expected);
-        if (outside_wins && !full) EXPECT_EQ(out.value, 1000.0 + P - 1);
+        if (outside_wins) EXPECT_EQ(out.value, 1000.0 + P - 1);
         EXPECT_EQ(asked, full || given ? 0 : 1) << "the maximum after the sums is asked for when it is not given";
       } else {
         EXPECT_FALSE(out.global);

@@ -121,7 +121,7 @@ class Reconstruction {
   std::vector<std::vector<int>> m_global;  ///< the global batches (frame ids), fixed for the run
   std::vector<LocalBatch<ExecSpace>> m_batches;
   std::vector<std::array<double, 2>> m_positions, m_reference;  ///< current and file positions, global pixels
-  std::vector<int> m_frame_rank;  ///< the rank holding each frame, when the strategy reads tile sources
+  std::vector<int> m_frame_rank;  ///< the rank holding each frame, when the strategy reads tile sources or holds pixels on several ranks (held_boxes)
   std::unique_ptr<PositionRefiner<T, ExecSpace>> m_refiner;  ///< made on the first refinement
   std::unique_ptr<IntensityRefiner<T, ExecSpace>> m_intensities;  ///< with refine_intensities
   std::unique_ptr<BackgroundRefiner<T, ExecSpace>> m_background;   ///< with refine_background
