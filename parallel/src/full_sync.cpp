@@ -69,8 +69,8 @@ class FullSync final : public Strategy<T, ExecSpace> {
   /// staged, one collective. The largest weight the unpack finds is the
   /// same on every rank (their sums are); the isolated positions' largest
   /// weights, outside the sums, ride in the probe sums' all-reduce
-  /// (FoldedMaximum) where the caller's fold gives them on the host, so the
-  /// maximum is global. Without isolated positions it is global anyway.
+  /// (FoldedMaximum), so the maximum is global without a collective or a
+  /// wait of its own. Without isolated positions it is global anyway.
   BatchMaximum sum_batch(ExecSpace const& space, ComplexField const& num, RealField const& w,
                          MirroredTileList<Mem> const& batch_tiles, double local_max, ProbeField const& probe_num,
                          RealField const& probe_w, bool probe, SharedProducts<T, Mem> const& shared,
@@ -78,7 +78,7 @@ class FullSync final : public Strategy<T, ExecSpace> {
     auto const& tiles = batch_tiles.list;
     if (m_comm.size() == 1) return {local_max, false};
     std::size_t const P = std::size_t(m_comm.size());
-    bool const folding = probe && fold.slots.extent(0) == P && !fold.outside_in_space;
+    bool const folding = probe && fold.slots.extent(0) == P;
     // Whether some rank holds weights outside the sums: an isolated
     // position of any rank is sent to every other, so every rank has a plan
     // for such a batch, and none for a batch without (all ranks agree).
@@ -98,7 +98,15 @@ class FullSync final : public Strategy<T, ExecSpace> {
       if (folding) sums.add(fold.slots);  // right after probe_w
     }
     sums.stage(space, m_staging);
-    fence(space, "ptyko::FullSync::packed");
+    // This rank's largest weight outside the sums. Where part of it is in
+    // the space's memory (devices), after_sums reads it, with its largest
+    // weight over the tiles before the sums (at most the summed one the
+    // unpack finds): its wait also covers the packs and staging copies.
+    double mine = std::max(0.0, fold.outside);
+    if (folding && fold.outside_in_space)
+      mine = std::max(mine, fold.after_sums());
+    else
+      fence(space, "ptyko::FullSync::packed");
     // The products first, then the all-reduce: with a collective in flight
     // beside point-to-point messages OpenMPI on one node was slower
     // (docs/performance.md, item 48).
@@ -110,7 +118,7 @@ class FullSync final : public Strategy<T, ExecSpace> {
     }
     double outside = -1;
     if (folding)
-      outside = allreduce_maximum_in_slots(space, sums, m_comm, std::max(0.0, fold.outside), m_fold);
+      outside = allreduce_maximum_in_slots(space, sums, m_comm, mine, m_fold);
     else
       sums.finish(space, m_comm, ReduceOp::sum);
     if (plan != nullptr) m_products.unpack(space, *plan, shared.foreign);

@@ -604,13 +604,15 @@ TEST(Strategies, BatchSumFoldsTheLargestWeightIntoTheProbeSums) {
   int const M = 2, D = 4;
   std::size_t const n = (2 * M + 1) * D * D;
   for (std::string const spec : {"neighbor", "neighbor:2", "full-sync"}) {
-    for (int variant = 0; variant < 4; ++variant) {
-      bool const given = variant % 2 == 0, outside_wins = variant >= 2;
+    bool const full = spec == "full-sync";
+    for (int variant = 0; variant < (full ? 8 : 4); ++variant) {
+      // Full-sync also with part of the outside weight in the space's
+      // memory (devices), which it asks for before its sums.
+      bool const given = variant % 2 == 0, outside_wins = variant % 4 >= 2, in_space = variant >= 4;
       SCOPED_TRACE(spec + (given ? ", maximum given" : ", maximum after the sums") +
-                   (outside_wins ? ", outside larger" : ""));
+                   (outside_wins ? ", outside larger" : "") + (in_space ? ", outside in the space" : ""));
       StrategyOptions so;
       so.sync_every = spec == "neighbor:2" ? 2 : 1;
-      bool const full = spec == "full-sync";
       auto strategy = make_strategy<float, Exec>(full ? "full-sync" : "neighbor", comm, layout, so);
       auto [tiles, num, w] = batch_sums(space, layout, strategy->decomposition(), 7);
       double const local = max_over_tiles(space, tiles.list, w);
@@ -623,6 +625,7 @@ TEST(Strategies, BatchSumFoldsTheLargestWeightIntoTheProbeSums) {
       fold.slots = Kokkos::subview(probe_sums, std::make_pair(n, n + P));
       // Weights outside the sums (isolated positions), on the host.
       fold.outside = outside_wins ? 1000.0 + r : 0.25 * r;
+      fold.outside_in_space = in_space;
       int asked = 0;
       fold.after_sums = [&, list = tiles.list, weight = w] {  // init-captures: C++17 lambdas cannot capture structured bindings
         ++asked;
@@ -636,7 +639,8 @@ TEST(Strategies, BatchSumFoldsTheLargestWeightIntoTheProbeSums) {
         EXPECT_TRUE(out.global);
         EXPECT_EQ(out.value, expected);
         if (outside_wins) EXPECT_EQ(out.value, 1000.0 + P - 1);
-        EXPECT_EQ(asked, full || given ? 0 : 1) << "the maximum after the sums is asked for when it is not given";
+        int const asks = full ? in_space : !given;  // full-sync knows its summed maximum from the unpack
+        EXPECT_EQ(asked, asks) << "the maximum after the sums is asked for when it is not given";
       } else {
         EXPECT_FALSE(out.global);
       }
