@@ -45,3 +45,5 @@ find_package(Threads REQUIRED)
 # Messages and pictures (core/ writes PNG previews next to results).
 find_package(fmt REQUIRED)
 find_package(PNG REQUIRED)
+# Large datasets deflated on several threads (core/src/chunk_deflate.cpp).
+find_package(ZLIB REQUIRED)

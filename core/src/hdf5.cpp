@@ -4,6 +4,8 @@
 #include <ptyko/core/hdf5.hpp>
 #include <ptyko/kernels/error.hpp>
 
+#include "chunk_deflate.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -23,6 +25,13 @@ namespace ptyko::h5 {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Compressed datasets: shuffle, then deflate at this level (zlib's speed on
+// floats hardly depends on it: the mantissas are close to random).
+constexpr int deflate_level = 4;
+// From this size on, a dataset stored as it is in memory is deflated on
+// several threads (chunk_deflate.hpp).
+constexpr std::size_t threaded_deflate_bytes = std::size_t(1) << 20;
 
 // HDF5 prints its whole error stack to stderr on every failed call by
 // default, also for the probing calls we expect to fail. We report one line
@@ -395,6 +404,9 @@ Handle file_access_plist() {
 
 // Chunk shape for a dataset: one trailing 2-D plane (a frame) per chunk,
 // halving the leading non-unit extent while a chunk exceeds 64 MiB.
+// Chunks of at most 4 MiB: whole trailing (y, x) planes where they fit
+// (one frame per chunk for a frame stack), else bands of rows, so that a
+// large object is deflated on several threads (chunk_deflate.hpp).
 std::vector<hsize_t> chunk_shape(std::vector<std::size_t> const& dims, std::size_t element_size) {
   std::vector<hsize_t> chunk(dims.begin(), dims.end());
   for (std::size_t k = 0; k + 2 < chunk.size(); ++k) chunk[k] = 1;
@@ -403,7 +415,7 @@ std::vector<hsize_t> chunk_shape(std::vector<std::size_t> const& dims, std::size
     for (auto c : chunk) b *= double(c);
     return b;
   };
-  std::size_t const limit = std::size_t(64) << 20;
+  std::size_t const limit = std::size_t(4) << 20;
   while (bytes() > double(limit)) {
     auto it = std::find_if(chunk.begin(), chunk.end(), [](hsize_t c) { return c > 1; });
     if (it == chunk.end()) break;
@@ -781,19 +793,33 @@ void write(File const& f, std::string const& path, T const* data, std::vector<st
                             : H5Screate_simple(int(hdims.size()), hdims.data(), nullptr));
   std::size_t const n = count(dims);
   Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
+  std::vector<hsize_t> chunk;
+  bool deflated = false;
   if (opts.compress && !dims.empty() && n > 0) {
-    auto const chunk = chunk_shape(dims, H5Tget_size(ftype));
+    chunk = chunk_shape(dims, H5Tget_size(ftype));
     H5Pset_chunk(dcpl, int(chunk.size()), chunk.data());
     // Shuffle groups the bytes of equal significance: integer counts with
     // small values then compress several times better.
     if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0) {
       H5Pset_shuffle(dcpl);
-      H5Pset_deflate(dcpl, 4);
+      H5Pset_deflate(dcpl, deflate_level);
+      deflated = true;
     }
   }
   Handle lcpl = link_create_plist();
   Handle ds(H5Dcreate2(f.id(), path.c_str(), ftype, space, lcpl, dcpl, H5P_DEFAULT));
   PTYKO_REQUIRE(ds.valid(), f.name(), ": cannot create ", path, " (", hdf5_reason(), ")");
+  // Large datasets stored as they are in memory deflate on several threads
+  // (chunk_deflate.hpp); the file is the same.
+  std::size_t const element = H5Tget_size(ftype);
+  if (deflated && n * element >= threaded_deflate_bytes && H5Tget_size(mtype) == element &&
+      H5Tequal(ftype, mtype) > 0) {
+    auto const done = impl::write_deflated_chunks(ds, data, hdims, chunk, element, deflate_level,
+                                                  impl::deflate_threads());
+    PTYKO_REQUIRE(done.written == done.total || done.written == 0, f.name(), ": cannot write chunk ", done.written,
+                  " of ", done.total, " of ", path, " (", hdf5_reason(), ")");
+    if (done.written == done.total) return;
+  }
   if (n > 0) {
     PTYKO_REQUIRE(H5Dwrite(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0, f.name(),
                   ": cannot write ", path, " (", hdf5_reason(), ")");

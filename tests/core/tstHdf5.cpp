@@ -10,12 +10,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -168,6 +170,86 @@ TEST_F(Hdf5, ChunkingAndCompression) {
   h5::Handle plain(H5Dopen2(f.id(), "/plain", H5P_DEFAULT));
   h5::Handle pcpl(H5Dget_create_plist(plain));
   EXPECT_EQ(H5Pget_layout(pcpl), H5D_CONTIGUOUS);
+}
+
+// Large datasets stored as they are in memory are shuffled and deflated on
+// several threads and written chunk by chunk (core/src/chunk_deflate.cpp):
+// what any reader gets back must be the data, and every stored chunk must
+// be byte for byte what HDF5's own filter pipeline writes for it (a second
+// dataset written through H5Dwrite with the same chunks and filters).
+TEST_F(Hdf5, LargeDatasetsDeflateOnThreadsAsHdf5Would) {
+  auto const path = file("large.h5");
+  // An object of 1111 x 1000 complex64 (8.9 MB): chunks of 278 rows, the
+  // last one across the end; frames of 64 x 64 uint16, one per chunk.
+  std::size_t const H = 1111, W = 1000, N = 300, D = 64;
+  std::vector<Complex<float>> object(H * W);
+  std::mt19937 rng(7);
+  std::normal_distribution<float> noise(0.0f, 0.01f);
+  for (std::size_t y = 0; y < H; ++y)
+    for (std::size_t x = 0; x < W; ++x)
+      object[y * W + x] = Complex<float>(0.8f + 0.1f * std::sin(0.03f * float(x)) + noise(rng),
+                                         0.3f * std::cos(0.02f * float(y)) + noise(rng));
+  std::vector<std::uint16_t> frames(N * D * D);
+  std::poisson_distribution<int> counts(3.0);
+  for (auto& c : frames) c = std::uint16_t(counts(rng));
+  {
+    auto f = h5::File::create(path);
+    h5::write(f, "/object", object.data(), {H, W});
+    h5::write(f, "/frames", frames.data(), {N, D, D});
+    // The same through HDF5's filter pipeline.
+    for (auto [name, mtype, dims, chunk, data] :
+         {std::tuple{"/object_by_hdf5", "complex64", std::vector<hsize_t>{H, W}, std::vector<hsize_t>{278, W},
+                     static_cast<void const*>(object.data())},
+          std::tuple{"/frames_by_hdf5", "uint16", std::vector<hsize_t>{N, D, D}, std::vector<hsize_t>{1, D, D},
+                     static_cast<void const*>(frames.data())}}) {
+      h5::Handle src(H5Dopen2(f.id(), name == std::string("/object_by_hdf5") ? "/object" : "/frames", H5P_DEFAULT));
+      h5::Handle type(H5Dget_type(src));
+      h5::Handle space(H5Screate_simple(int(dims.size()), dims.data(), nullptr));
+      h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
+      H5Pset_chunk(dcpl, int(chunk.size()), chunk.data());
+      H5Pset_shuffle(dcpl);
+      H5Pset_deflate(dcpl, 4);
+      h5::Handle ds(H5Dcreate2(f.id(), name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+      ASSERT_GE(H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), 0) << mtype;
+    }
+    f.close();
+  }
+  auto f = h5::File::open_read(path);
+  EXPECT_EQ(h5::read<Complex<float>>(f, "/object"), object);
+  EXPECT_EQ(h5::read<std::uint16_t>(f, "/frames"), frames);
+  for (auto [ours, theirs, rank, chunks] : {std::tuple{"/object", "/object_by_hdf5", 2, hsize_t(4)},
+                                            std::tuple{"/frames", "/frames_by_hdf5", 3, hsize_t(N)}}) {
+    SCOPED_TRACE(ours);
+    h5::Handle a(H5Dopen2(f.id(), ours, H5P_DEFAULT)), b(H5Dopen2(f.id(), theirs, H5P_DEFAULT));
+    h5::Handle acpl(H5Dget_create_plist(a)), bcpl(H5Dget_create_plist(b));
+    std::vector<hsize_t> ca(3), cb(3);
+    ASSERT_EQ(H5Pget_chunk(acpl, 3, ca.data()), rank);
+    ASSERT_EQ(H5Pget_chunk(bcpl, 3, cb.data()), rank);
+    EXPECT_EQ(ca, cb);
+    h5::Handle space(H5Dget_space(a));
+    hsize_t stored = 0;
+    ASSERT_GE(H5Dget_num_chunks(a, space, &stored), 0);
+    EXPECT_EQ(stored, chunks);
+    std::size_t differ = 0;
+    for (hsize_t k = 0; k < chunks; ++k) {
+      std::vector<hsize_t> offset(std::size_t(rank), 0);
+      offset[0] = k * ca[0];
+      hsize_t na = 0, nb = 0;
+      ASSERT_GE(H5Dget_chunk_storage_size(a, offset.data(), &na), 0);
+      ASSERT_GE(H5Dget_chunk_storage_size(b, offset.data(), &nb), 0);
+      std::vector<unsigned char> ba(na), bb(nb);
+      std::uint32_t fa = 1, fb = 1;
+      ASSERT_GE(H5Dread_chunk(a, H5P_DEFAULT, offset.data(), &fa, ba.data()), 0);
+      ASSERT_GE(H5Dread_chunk(b, H5P_DEFAULT, offset.data(), &fb, bb.data()), 0);
+      EXPECT_EQ(fa, 0u);
+      EXPECT_EQ(fb, 0u);
+      differ += ba != bb;
+    }
+    EXPECT_EQ(differ, 0u) << "chunks stored unlike HDF5's shuffle + deflate";
+    h5::Handle type(H5Dget_type(a));
+    EXPECT_LT(H5Dget_storage_size(a), hsize_t(H5Sget_simple_extent_npoints(space)) * H5Tget_size(type))
+        << "not compressed";
+  }
 }
 
 TEST_F(Hdf5, ScalarsAndStrings) {

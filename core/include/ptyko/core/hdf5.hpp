@@ -127,7 +127,11 @@ struct WriteOptions {
 /// `stored_as` optionally names a narrower file type for real data:
 /// "uint8".."uint64", "int8".."int64", "float32", "float64"; for complex T
 /// "complex64" or "complex128". Chunks are whole
-/// trailing (y, x) planes (one frame per chunk for a frame stack).
+/// trailing (y, x) planes (one frame per chunk for a frame stack), or bands
+/// of rows of a plane above 4 MiB. A compressed dataset of 1 MiB or more
+/// stored in its memory type is shuffled and deflated on the threads this
+/// process may run on, chunk by chunk, with the same bytes as HDF5's
+/// filters would store.
 template <class T>
 void write(File const& f, std::string const& path, T const* data,
            std::vector<std::size_t> const& dims, WriteOptions const& opts = {},
