@@ -403,10 +403,9 @@ Handle file_access_plist() {
 }
 
 // Chunk shape for a dataset: one trailing 2-D plane (a frame) per chunk,
-// halving the leading non-unit extent while a chunk exceeds 64 MiB.
-// Chunks of at most 4 MiB: whole trailing (y, x) planes where they fit
-// (one frame per chunk for a frame stack), else bands of rows, so that a
-// large object is deflated on several threads (chunk_deflate.hpp).
+// halving the leading non-unit extent while a chunk exceeds 4 MiB (bands of
+// rows of a large object), so that a large dataset is deflated on several
+// threads (chunk_deflate.hpp).
 std::vector<hsize_t> chunk_shape(std::vector<std::size_t> const& dims, std::size_t element_size) {
   std::vector<hsize_t> chunk(dims.begin(), dims.end());
   for (std::size_t k = 0; k + 2 < chunk.size(); ++k) chunk[k] = 1;
