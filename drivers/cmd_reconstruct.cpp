@@ -650,8 +650,10 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
       // checkpoint keeps the run's own state for --resume.
       c.state_object = object;
       c.state_probe = probe;
-      r.object = HostComplex2("ptyko::result_object", object.extent(0), object.extent(1));
-      r.probe = HostComplex3("ptyko::result_probe", probe.extent(0), probe.extent(1), probe.extent(2));
+      r.object = HostComplex2(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::result_object"),
+                              object.extent(0), object.extent(1));  // every pixel copied below
+      r.probe = HostComplex3(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::result_probe"), probe.extent(0),
+                             probe.extent(1), probe.extent(2));
       Kokkos::deep_copy(r.object, object);  // host -> host: the state's object, left as it is
       Kokkos::deep_copy(r.probe, probe);    // host -> host: the state's probe
       remove_object_phase_ramp(r.object, r.probe, r.positions_px);

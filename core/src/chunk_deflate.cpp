@@ -63,9 +63,13 @@ void gather_chunk(unsigned char const* data, std::vector<hsize_t> const& dims, s
   std::size_t const rank = dims.size();
   std::size_t chunk_elements = 1;
   for (hsize_t c : chunk) chunk_elements *= std::size_t(c);
-  std::memset(out, 0, chunk_elements * element_size);
   std::vector<hsize_t> extent(rank);  // the part of the chunk inside the array
-  for (std::size_t k = 0; k < rank; ++k) extent[k] = std::min(chunk[k], dims[k] - offset[k]);
+  bool whole = true;
+  for (std::size_t k = 0; k < rank; ++k) {
+    extent[k] = std::min(chunk[k], dims[k] - offset[k]);
+    whole = whole && extent[k] == chunk[k];
+  }
+  if (!whole) std::memset(out, 0, chunk_elements * element_size);
   std::size_t const run = std::size_t(extent[rank - 1]) * element_size;
   std::vector<hsize_t> at(rank, 0);  // position inside the chunk, the last dimension held at 0
   while (true) {

@@ -811,8 +811,7 @@ void write(File const& f, std::string const& path, T const* data, std::vector<st
   // Large datasets stored as they are in memory deflate on several threads
   // (chunk_deflate.hpp); the file is the same.
   std::size_t const element = H5Tget_size(ftype);
-  if (deflated && n * element >= threaded_deflate_bytes && H5Tget_size(mtype) == element &&
-      H5Tequal(ftype, mtype) > 0) {
+  if (deflated && n * element >= threaded_deflate_bytes && H5Tequal(ftype, mtype) > 0) {
     auto const done = impl::write_deflated_chunks(ds, data, hdims, chunk, element, deflate_level,
                                                   impl::deflate_threads());
     PTYKO_REQUIRE(done.written == done.total || done.written == 0, f.name(), ": cannot write chunk ", done.written,

@@ -31,7 +31,8 @@ inline std::vector<std::size_t> frames_of_rank(ScanLayout const& layout, Communi
 template <class ExecSpace, class View>
 HostComplex2 to_host_complex(ExecSpace const&, View const& v) {
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);  // device -> host: object tile
-  HostComplex2 out("ptyko::object_on_host", v.extent(0), v.extent(1));
+  HostComplex2 out(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::object_on_host"), v.extent(0),
+                   v.extent(1));  // every pixel written below
   for (std::size_t k = 0; k < h.span(); ++k) out.data()[k] = Complex<double>(h.data()[k]);
   return out;
 }
