@@ -79,10 +79,6 @@ class FullSync final : public Strategy<T, ExecSpace> {
     if (m_comm.size() == 1) return {local_max, false};
     std::size_t const P = std::size_t(m_comm.size());
     bool const folding = probe && fold.slots.extent(0) == P;
-    // Whether some rank holds weights outside the sums: an isolated
-    // position of any rank is sent to every other, so every rank has a plan
-    // for such a batch, and none for a batch without (all ranks agree).
-    bool const apart = shared.plan != nullptr;
     std::size_t const n = 3 * tiles.extent(0) * std::size_t(tile_edge) * tile_edge;
     if (m_packed.extent(0) < n)  // grows to the largest batch, then stays
       m_packed = RealView1<T, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::FullSync::packed"), n);
@@ -124,7 +120,11 @@ class FullSync final : public Strategy<T, ExecSpace> {
     if (plan != nullptr) m_products.unpack(space, *plan, shared.foreign);
     double const summed = n > 0 ? unpack_tiles(space, tiles, packed, num, w) : -1;
     if (folding) return {std::max(summed, outside), true};
-    return {summed, summed >= 0 && !apart};
+    // Without the fold the maximum is global unless some rank holds weights
+    // outside the sums: an isolated position of any rank is sent to every
+    // other, so every rank has a plan for such a batch, and none for a
+    // batch without (all ranks agree).
+    return {summed, summed >= 0 && plan == nullptr};
   }
   void sum_probe(ExecSpace const& space, ProbeField const& num, RealField const& w) override {
     allreduce_views(space, m_comm, num, w, ReduceOp::sum, m_staging);  // one call: UpdateSums keeps them adjacent
