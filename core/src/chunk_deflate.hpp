@@ -7,7 +7,8 @@
 // 18 s. Here the chunks are shuffled and deflated on the threads this
 // process may run on, exactly as the filters would (the file is the same
 // to any reader: the dataset keeps its filter pipeline), and written in
-// order with H5Dwrite_chunk. Internal to core/src/hdf5.cpp.
+// order with H5Dwrite_chunk (the filters: chunk_filters.hpp). Internal to
+// core/src/hdf5.cpp.
 
 #include <hdf5.h>
 
@@ -15,18 +16,6 @@
 #include <vector>
 
 namespace ptyko::h5::impl {
-
-/// HDF5's shuffle filter on one chunk of n elements of `element_size`
-/// bytes: byte b of element i goes to out[b * n + i].
-void shuffle_bytes(unsigned char const* in, std::size_t n, std::size_t element_size, unsigned char* out);
-
-/// The zlib stream of `in` at `level`, as HDF5's deflate filter writes a
-/// chunk (zlib's compress2).
-std::vector<unsigned char> deflate_bytes(unsigned char const* in, std::size_t n, int level);
-
-/// Threads a chunked write may use: the CPUs this process may run on
-/// (its affinity mask, e.g. one core under a binding mpiexec), at most 16.
-int deflate_threads();
 
 /// Writes `data` (row-major, `dims`, each element `element_size` bytes in
 /// the dataset's file type) into `ds`, chunked as `chunk` with the filters

@@ -5,6 +5,8 @@
 #include <ptyko/kernels/error.hpp>
 
 #include "chunk_deflate.hpp"
+#include "chunk_inflate.hpp"
+#include "chunk_filters.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -740,6 +742,8 @@ void read_rows(File const& f, std::string const& path, std::vector<std::size_t> 
     block[fy] = window.height;
     block[fy + 1] = window.width;
   }
+  auto const inflatable = impl::inflate_plan(ds);
+  int const threads = impl::filter_threads();
   std::size_t b = 0;
   while (b < unique.size()) {
     std::size_t e = b + 1;
@@ -763,7 +767,10 @@ void read_rows(File const& f, std::string const& path, std::vector<std::size_t> 
       staging.resize(n_rows * row);
       dst = staging.data();
     }
-    read_selection<float>(f, path, ds, mspace, fspace, dst, n_rows * row);
+    // Deflated chunks inflate on several threads (chunk_inflate.hpp);
+    // anything else, or a chunk that is not as its filters make it, through HDF5.
+    if (!inflatable || !impl::read_inflated_box(ds, *inflatable, start, block, dst, threads))
+      read_selection<float>(f, path, ds, mspace, fspace, dst, n_rows * row);
     if (!direct) {
       for (std::size_t k = b; k < e; ++k) {
         for (std::size_t q = first[k]; q < first[k + 1]; ++q) {
@@ -813,7 +820,7 @@ void write(File const& f, std::string const& path, T const* data, std::vector<st
   std::size_t const element = H5Tget_size(ftype);
   if (deflated && n * element >= threaded_deflate_bytes && H5Tequal(ftype, mtype) > 0) {
     auto const done = impl::write_deflated_chunks(ds, data, hdims, chunk, element, deflate_level,
-                                                  impl::deflate_threads());
+                                                  impl::filter_threads());
     PTYKO_REQUIRE(done.written == done.total || done.written == 0, f.name(), ": cannot write chunk ", done.written,
                   " of ", done.total, " of ", path, " (", hdf5_reason(), ")");
     if (done.written == done.total) return;
