@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
                   layout.grid.height, layout.grid.width);
       std::printf("| phase | peak RSS (largest rank) | elapsed s |\n|---|---:|---:|\n");
       for (auto const& p : phases)
-        std::printf("| %s | %s | %.1f |\n", p.name.c_str(), si(p.rss, "B").c_str(), p.seconds);
+        std::printf("| %s | %s | %.2f |\n", p.name.c_str(), si(p.rss, "B").c_str(), p.seconds);
       std::printf("\nmodel of the device buffers per rank (comm_model.hpp): %s; frames alone %s (uint16 counts)\n",
                   si(m.memory, "B").c_str(),
                   si(double(in.frame_bytes) * frames / world.size() * detector * detector, "B").c_str());

@@ -1,6 +1,7 @@
 #include "chunk_deflate.hpp"
 
 #include "chunk_filters.hpp"
+#include "host_threads.hpp"
 
 #include <ptyko/kernels/error.hpp>
 
@@ -52,7 +53,7 @@ ChunksWritten write_deflated_chunks(hid_t ds, void const* data, std::vector<hsiz
   std::vector<std::vector<unsigned char>> deflated(std::min(wave, chunks));
   for (std::size_t first = 0; first < chunks; first += wave) {
     std::size_t const n = std::min(wave, chunks - first);
-    on_threads(n, threads, [&] {
+    ptyko::impl::on_threads(n, threads, [&] {
       return [&, gathered = std::vector<unsigned char>(chunk_bytes),
               shuffled = std::vector<unsigned char>(chunk_bytes)](std::size_t j) mutable {
         gather_chunk(bytes, dims, chunk, chunk_offset(first + j, counts, chunk), element_size, gathered.data());

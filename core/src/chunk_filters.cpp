@@ -2,7 +2,6 @@
 
 #include <ptyko/kernels/error.hpp>
 
-#include <sched.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -41,13 +40,6 @@ bool inflate_bytes(unsigned char const* in, std::size_t n, unsigned char* out, s
   uLong source = uLong(n);
   int const rc = uncompress2(out, &size, in, &source);
   return rc == Z_OK && size == out_bytes;
-}
-
-int filter_threads() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  int const cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-  return std::clamp(cpus, 1, 16);
 }
 
 std::vector<hsize_t> chunk_counts(std::vector<hsize_t> const& dims, std::vector<hsize_t> const& chunk) {

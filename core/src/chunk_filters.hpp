@@ -3,17 +3,14 @@
 // (chunk_deflate.hpp, chunk_inflate.hpp): HDF5's shuffle and deflate
 // filters done by hand, byte for byte as HDF5 does them; the grid of chunks
 // over a dataset; copies of boxes between row-major arrays, a run along the
-// last dimension at a time; and the threads a process may use. HDF5 runs a
-// dataset's filters chunk by chunk in the calling thread, and its library
-// is not thread-safe: chunks are read or written by one thread, and only
-// the filters run on several. Internal to core/src.
+// last dimension at a time. HDF5 runs a dataset's filters chunk by chunk
+// in the calling thread, and its library is not thread-safe: chunks are
+// read or written by one thread, and only the filters run on several
+// (host_threads.hpp). Internal to core/src.
 
 #include <hdf5.h>
 
 #include <cstddef>
-#include <exception>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 namespace ptyko::h5::impl {
@@ -30,10 +27,6 @@ std::vector<unsigned char> deflate_bytes(unsigned char const* in, std::size_t n,
 /// Inflates the zlib stream `in` (n bytes) into `out`; true when it is one
 /// whole stream of exactly `out_bytes` bytes.
 bool inflate_bytes(unsigned char const* in, std::size_t n, unsigned char* out, std::size_t out_bytes);
-
-/// Threads a chunked read or write may use: the CPUs this process may run
-/// on (its affinity mask, e.g. one core under a binding mpiexec), at most 16.
-int filter_threads();
 
 /// The grid of chunks over `dims`: how many along each dimension.
 std::vector<hsize_t> chunk_counts(std::vector<hsize_t> const& dims, std::vector<hsize_t> const& chunk);
@@ -67,38 +60,6 @@ void for_each_run(std::vector<hsize_t> const& extent, std::vector<hsize_t> const
     }
     if (k == std::size_t(-1)) return;
   }
-}
-
-/// Runs items 0 .. n-1, each once, on at most `threads` threads, the
-/// calling one among them: each thread calls make_worker() once (its
-/// scratch buffers live in the returned callable) and then worker(j) for
-/// the items it takes. The first exception of any thread is rethrown here,
-/// after every thread has stopped (the others take no new item).
-template <class MakeWorker>
-void on_threads(std::size_t n, int threads, MakeWorker&& make_worker) {
-  std::mutex lock;
-  std::size_t next = 0;
-  std::exception_ptr failure;
-  auto const take = [&](std::size_t& j) {
-    std::lock_guard<std::mutex> guard(lock);
-    if (failure || next >= n) return false;
-    j = next++;
-    return true;
-  };
-  auto const work = [&] {
-    try {
-      auto worker = make_worker();
-      for (std::size_t j = 0; take(j);) worker(j);
-    } catch (...) {
-      std::lock_guard<std::mutex> guard(lock);
-      if (!failure) failure = std::current_exception();
-    }
-  };
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < std::min(std::size_t(threads > 1 ? threads : 1), n); ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace ptyko::h5::impl

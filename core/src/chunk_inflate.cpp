@@ -1,6 +1,7 @@
 #include "chunk_inflate.hpp"
 
 #include "chunk_filters.hpp"
+#include "host_threads.hpp"
 
 #include <ptyko/core/hdf5.hpp>
 
@@ -112,7 +113,7 @@ bool read_inflated_box(hid_t ds, InflatePlan const& plan, std::vector<hsize_t> c
       if (H5Dread_chunk(ds, H5P_DEFAULT, s.offset.data(), &s.skipped, s.bytes.data()) < 0) return false;
     }
     std::atomic<bool> failed{false};
-    on_threads(n, threads, [&] {
+    ptyko::impl::on_threads(n, threads, [&] {
       return [&, a = std::vector<unsigned char>(chunk_bytes),
               b = std::vector<unsigned char>(chunk_bytes)](std::size_t j) mutable {
         Stored const& s = stored[j];

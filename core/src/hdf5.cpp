@@ -6,7 +6,7 @@
 
 #include "chunk_deflate.hpp"
 #include "chunk_inflate.hpp"
-#include "chunk_filters.hpp"
+#include "host_threads.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -743,7 +743,7 @@ void read_rows(File const& f, std::string const& path, std::vector<std::size_t> 
     block[fy + 1] = window.width;
   }
   auto const inflatable = impl::inflate_plan(ds);
-  int const threads = impl::filter_threads();
+  int const threads = ptyko::impl::host_threads();
   std::size_t b = 0;
   while (b < unique.size()) {
     std::size_t e = b + 1;
@@ -820,7 +820,7 @@ void write(File const& f, std::string const& path, T const* data, std::vector<st
   std::size_t const element = H5Tget_size(ftype);
   if (deflated && n * element >= threaded_deflate_bytes && H5Tequal(ftype, mtype) > 0) {
     auto const done = impl::write_deflated_chunks(ds, data, hdims, chunk, element, deflate_level,
-                                                  impl::filter_threads());
+                                                  ptyko::impl::host_threads());
     PTYKO_REQUIRE(done.written == done.total || done.written == 0, f.name(), ": cannot write chunk ", done.written,
                   " of ", done.total, " of ", path, " (", hdf5_reason(), ")");
     if (done.written == done.total) return;
