@@ -17,8 +17,14 @@
 
 namespace ptyko::h5::impl {
 
+/// How the data's values become the file's: as they are, or doubles
+/// narrowed to floats (the file's element then holds element_size / 4 of
+/// them: float32, complex64), rounded as HDF5's conversion rounds them.
+/// Other conversions are HDF5's (H5Dwrite).
+enum class Narrowing { none, double_to_float, other };
+
 /// Writes `data` (row-major, `dims`, each element `element_size` bytes in
-/// the dataset's file type) into `ds`, chunked as `chunk` with the filters
+/// the dataset's file type, or twice that as doubles when narrowed) into `ds`, chunked as `chunk` with the filters
 /// shuffle then deflate(level) and nothing else: every chunk shuffled and
 /// deflated on `threads` threads, a few chunks per thread at a time, and
 /// written in order. Chunks across the dataset's end are zero past it.
@@ -28,6 +34,7 @@ struct ChunksWritten {
   std::size_t written = 0, total = 0;
 };
 ChunksWritten write_deflated_chunks(hid_t ds, void const* data, std::vector<hsize_t> const& dims,
-                           std::vector<hsize_t> const& chunk, std::size_t element_size, int level, int threads);
+                                   std::vector<hsize_t> const& chunk, std::size_t element_size, Narrowing narrowing,
+                                   int level, int threads);
 
 }  // namespace ptyko::h5::impl

@@ -815,11 +815,21 @@ void write(File const& f, std::string const& path, T const* data, std::vector<st
   Handle lcpl = link_create_plist();
   Handle ds(H5Dcreate2(f.id(), path.c_str(), ftype, space, lcpl, dcpl, H5P_DEFAULT));
   PTYKO_REQUIRE(ds.valid(), f.name(), ": cannot create ", path, " (", hdf5_reason(), ")");
-  // Large datasets stored as they are in memory deflate on several threads
+  // Large datasets stored as they are in memory, or doubles stored as
+  // floats (a result's object), deflate on several threads
   // (chunk_deflate.hpp); the file is the same.
   std::size_t const element = H5Tget_size(ftype);
-  if (deflated && n * element >= threaded_deflate_bytes && H5Tequal(ftype, mtype) > 0) {
-    auto const done = impl::write_deflated_chunks(ds, data, hdims, chunk, element, deflate_level,
+  auto const narrowing = [&] {
+    if (H5Tequal(ftype, mtype) > 0) return impl::Narrowing::none;
+    if constexpr (std::is_same_v<typename Tr::real, double>) {
+      using Narrow = std::conditional_t<Tr::value, Kokkos::complex<float>, float>;
+      Handle const narrow = memory_type<Narrow>();
+      if (H5Tequal(ftype, narrow) > 0) return impl::Narrowing::double_to_float;
+    }
+    return impl::Narrowing::other;
+  }();
+  if (deflated && n * element >= threaded_deflate_bytes && narrowing != impl::Narrowing::other) {
+    auto const done = impl::write_deflated_chunks(ds, data, hdims, chunk, element, narrowing, deflate_level,
                                                   ptyko::impl::host_threads());
     PTYKO_REQUIRE(done.written == done.total || done.written == 0, f.name(), ": cannot write chunk ", done.written,
                   " of ", done.total, " of ", path, " (", hdf5_reason(), ")");

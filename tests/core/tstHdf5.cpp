@@ -180,55 +180,86 @@ TEST_F(Hdf5, ChunkingAndCompression) {
 TEST_F(Hdf5, LargeDatasetsDeflateOnThreadsAsHdf5Would) {
   auto const path = file("large.h5");
   // An object of 1111 x 1000 complex64 (8.9 MB): chunks of 278 rows, the
-  // last one across the end; frames of 64 x 64 uint16, one per chunk.
+  // last one across the end; frames of 64 x 64 uint16, one per chunk; and
+  // an object in double precision stored as complex64, and a double image
+  // stored as float32 (a result's object and a picture-sized map), narrowed
+  // while they are deflated.
   std::size_t const H = 1111, W = 1000, N = 300, D = 64;
   std::vector<Complex<float>> object(H * W);
+  std::vector<Complex<double>> fine(H * W);
+  std::vector<double> map(H * W);
   std::mt19937 rng(7);
-  std::normal_distribution<float> noise(0.0f, 0.01f);
+  std::normal_distribution<double> noise(0.0, 0.01);
   for (std::size_t y = 0; y < H; ++y)
-    for (std::size_t x = 0; x < W; ++x)
-      object[y * W + x] = Complex<float>(0.8f + 0.1f * std::sin(0.03f * float(x)) + noise(rng),
-                                         0.3f * std::cos(0.02f * float(y)) + noise(rng));
+    for (std::size_t x = 0; x < W; ++x) {
+      std::size_t const k = y * W + x;
+      fine[k] = Complex<double>(0.8 + 0.1 * std::sin(0.03 * double(x)) + noise(rng),
+                                0.3 * std::cos(0.02 * double(y)) + noise(rng));
+      object[k] = Complex<float>(float(fine[k].real()), float(fine[k].imag()));
+      map[k] = 1e-3 * double(k) + noise(rng);
+    }
   std::vector<std::uint16_t> frames(N * D * D);
   std::poisson_distribution<int> counts(3.0);
   for (auto& c : frames) c = std::uint16_t(counts(rng));
+  // The double compound h5py writes for complex128, {r, i}: HDF5 narrows it to the file's complex64.
+  h5::Handle fine_type(H5Tcreate(H5T_COMPOUND, 2 * sizeof(double)));
+  H5Tinsert(fine_type, "r", 0, H5T_NATIVE_DOUBLE);
+  H5Tinsert(fine_type, "i", sizeof(double), H5T_NATIVE_DOUBLE);
+  struct Copy {
+    char const* ours;
+    char const* theirs;
+    hid_t memory_type;  // -1: the file type
+    std::vector<hsize_t> dims, chunk;
+    void const* data;
+  };
+  std::vector<Copy> const copies = {
+      {"/object", "/object_by_hdf5", -1, {H, W}, {278, W}, object.data()},
+      {"/frames", "/frames_by_hdf5", -1, {N, D, D}, {1, D, D}, frames.data()},
+      {"/fine", "/fine_by_hdf5", fine_type.get(), {H, W}, {278, W}, fine.data()},
+      {"/map", "/map_by_hdf5", H5T_NATIVE_DOUBLE, {H, W}, {556, W}, map.data()},
+  };
   {
     auto f = h5::File::create(path);
     h5::write(f, "/object", object.data(), {H, W});
     h5::write(f, "/frames", frames.data(), {N, D, D});
-    // The same through HDF5's filter pipeline.
-    for (auto [name, mtype, dims, chunk, data] :
-         {std::tuple{"/object_by_hdf5", "complex64", std::vector<hsize_t>{H, W}, std::vector<hsize_t>{278, W},
-                     static_cast<void const*>(object.data())},
-          std::tuple{"/frames_by_hdf5", "uint16", std::vector<hsize_t>{N, D, D}, std::vector<hsize_t>{1, D, D},
-                     static_cast<void const*>(frames.data())}}) {
-      h5::Handle src(H5Dopen2(f.id(), name == std::string("/object_by_hdf5") ? "/object" : "/frames", H5P_DEFAULT));
+    h5::write(f, "/fine", fine.data(), {H, W}, {}, "complex64");
+    h5::write(f, "/map", map.data(), {H, W}, {}, "float32");
+    // The same through HDF5's filter pipeline (and its conversion).
+    for (auto const& c : copies) {
+      h5::Handle src(H5Dopen2(f.id(), c.ours, H5P_DEFAULT));
       h5::Handle type(H5Dget_type(src));
-      h5::Handle space(H5Screate_simple(int(dims.size()), dims.data(), nullptr));
+      h5::Handle space(H5Screate_simple(int(c.dims.size()), c.dims.data(), nullptr));
       h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
-      H5Pset_chunk(dcpl, int(chunk.size()), chunk.data());
+      H5Pset_chunk(dcpl, int(c.chunk.size()), c.chunk.data());
       H5Pset_shuffle(dcpl);
       H5Pset_deflate(dcpl, 4);
-      h5::Handle ds(H5Dcreate2(f.id(), name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
-      ASSERT_GE(H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), 0) << mtype;
+      h5::Handle ds(H5Dcreate2(f.id(), c.theirs, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+      ASSERT_GE(H5Dwrite(ds, c.memory_type < 0 ? type.get() : c.memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, c.data),
+                0)
+          << c.ours;
     }
     f.close();
   }
   auto f = h5::File::open_read(path);
   EXPECT_EQ(h5::read<Complex<float>>(f, "/object"), object);
   EXPECT_EQ(h5::read<std::uint16_t>(f, "/frames"), frames);
-  for (auto [ours, theirs, rank, chunks] : {std::tuple{"/object", "/object_by_hdf5", 2, hsize_t(4)},
-                                            std::tuple{"/frames", "/frames_by_hdf5", 3, hsize_t(N)}}) {
-    SCOPED_TRACE(ours);
-    h5::Handle a(H5Dopen2(f.id(), ours, H5P_DEFAULT)), b(H5Dopen2(f.id(), theirs, H5P_DEFAULT));
+  EXPECT_EQ(h5::read<Complex<float>>(f, "/fine"), object);
+  for (auto const& c : copies) {
+    SCOPED_TRACE(c.ours);
+    int const rank = int(c.dims.size());
+    h5::Handle a(H5Dopen2(f.id(), c.ours, H5P_DEFAULT)), b(H5Dopen2(f.id(), c.theirs, H5P_DEFAULT));
     h5::Handle acpl(H5Dget_create_plist(a)), bcpl(H5Dget_create_plist(b));
     std::vector<hsize_t> ca(3), cb(3);
     ASSERT_EQ(H5Pget_chunk(acpl, 3, ca.data()), rank);
     ASSERT_EQ(H5Pget_chunk(bcpl, 3, cb.data()), rank);
-    EXPECT_EQ(ca, cb);
+    ca.resize(std::size_t(rank));
+    cb.resize(std::size_t(rank));
+    EXPECT_EQ(ca, c.chunk);
+    EXPECT_EQ(cb, c.chunk);
     h5::Handle space(H5Dget_space(a));
     hsize_t stored = 0;
     ASSERT_GE(H5Dget_num_chunks(a, space, &stored), 0);
+    hsize_t const chunks = (c.dims[0] + c.chunk[0] - 1) / c.chunk[0];
     EXPECT_EQ(stored, chunks);
     std::size_t differ = 0;
     for (hsize_t k = 0; k < chunks; ++k) {
@@ -245,7 +276,7 @@ TEST_F(Hdf5, LargeDatasetsDeflateOnThreadsAsHdf5Would) {
       EXPECT_EQ(fb, 0u);
       differ += ba != bb;
     }
-    EXPECT_EQ(differ, 0u) << "chunks stored unlike HDF5's shuffle + deflate";
+    EXPECT_EQ(differ, 0u) << "chunks stored unlike HDF5's conversion, shuffle and deflate";
     h5::Handle type(H5Dget_type(a));
     EXPECT_LT(H5Dget_storage_size(a), hsize_t(H5Sget_simple_extent_npoints(space)) * H5Tget_size(type))
         << "not compressed";
