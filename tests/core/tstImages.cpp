@@ -47,6 +47,19 @@ Picture read_png(std::string const& path) {
 
 int gray(Picture const& pic, int x, int y) { return pic.at(x, y)[0]; }
 
+// True when the PNG at `path` holds one gray channel (no colour).
+bool stored_gray(std::string const& path) {
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  if (!png_image_begin_read_from_file(&image, path.c_str())) {
+    ADD_FAILURE() << "cannot read " << path << ": " << image.message;
+    return false;
+  }
+  bool const gray = (image.format & PNG_FORMAT_FLAG_COLOR) == 0;
+  png_image_free(&image);
+  return gray;
+}
+
 bool is_white(Picture const& pic, int x, int y) {
   auto const* p = pic.at(x, y);
   return p[0] == 255 && p[1] == 255 && p[2] == 255;
@@ -73,6 +86,7 @@ TEST_F(Images, PngRoundTripIsExactAndLeavesNoTemporary) {
   ASSERT_EQ(back.width, 7);
   ASSERT_EQ(back.height, 5);
   EXPECT_EQ(back.rgb, pic.rgb);
+  EXPECT_FALSE(stored_gray(path)) << "a picture with colours stored as gray";
   EXPECT_EQ(listing(), std::vector<std::string>{"pic.png"});
 
   // Overwriting an existing picture replaces it whole.
@@ -134,9 +148,11 @@ TEST_F(Images, AmplitudeGrayFollowsAmplitude) {
   auto const* p = pic.at(7, 7);
   EXPECT_TRUE(p[0] == p[1] && p[1] == p[2]) << "not gray";
 
-  // Written and read back, the same picture.
+  // Written and read back, the same picture, stored as one gray channel
+  // (a third of the bytes to deflate).
   write_png(file("amp.png"), pic);
   EXPECT_EQ(read_png(file("amp.png")).rgb, pic.rgb);
+  EXPECT_TRUE(stored_gray(file("amp.png")));
 }
 
 TEST_F(Images, AmplitudeScalingIgnoresAFewWildPixels) {
