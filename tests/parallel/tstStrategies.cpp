@@ -329,6 +329,39 @@ TEST(Neighbor, RanksHoldingAPixelHoldTheSameValue) { expect_ranks_holding_a_pixe
 // Full-sync: every rank holds every pixel, the isolated positions' too.
 TEST(FullSync, RanksHoldTheSameObject) { expect_ranks_holding_a_pixel_hold_the_same_value("full-sync"); }
 
+// The gathered object is the tiles stitched: where rank 0's tile lies, its
+// values, and free space (1) where no tile lies. On one rank the tile is
+// taken as it is, without the stitch's sums: exactly its values. On several
+// the stitch is the holders' weighted mean, and holders of a pixel updated
+// by summed positions may differ in the last bit (their sums' order).
+TEST(Neighbor, GatheredObjectIsTheTilesStitched) {
+  bool const one_rank = Communicator::world().size() == 1;  // collective: every rank asks
+  auto nb = run<float>("neighbor", 1, "lsqml", 2);
+  if (!is_root()) return;
+  auto const& d = nb.dec;
+  std::size_t differ = 0, inside = 0, outside_not_one = 0, outside = 0;
+  for (int y = 0; y < int(nb.object.extent(0)); ++y)
+    for (int x = 0; x < int(nb.object.extent(1)); ++x) {
+      Complex<double> const o = nb.object(y, x);
+      bool const in_tile = y >= d.tile_y && y < d.tile_y + d.tile_height && x >= d.tile_x && x < d.tile_x + d.tile_width;
+      if (in_tile) {
+        Complex<double> const t = nb.tile(y - d.tile_y, x - d.tile_x);
+        ++inside;
+        double const tolerance = one_rank ? 0.0 : 1e-6 * std::abs(std::complex<double>(t.real(), t.imag()));
+        differ += std::abs(std::complex<double>(o.real() - t.real(), o.imag() - t.imag())) > tolerance;
+      } else if (one_rank) {
+        ++outside;
+        outside_not_one += o.real() != 1.0 || o.imag() != 0.0;
+      }
+    }
+  EXPECT_EQ(inside, std::size_t(d.tile_height) * std::size_t(d.tile_width));
+  EXPECT_EQ(differ, 0u) << "of " << inside << " pixels of rank 0's tile";
+  if (one_rank) {
+    EXPECT_GT(outside, 0u) << "the object's margin lies outside the tile";
+    EXPECT_EQ(outside_not_one, 0u);
+  }
+}
+
 TEST(Neighbor, HoldsOnlyItsTileAndIdenticalProbes) {
   auto comm = Communicator::world();
   ScanLayout const layout = read_scan_layout(DatasetEnvironment::path, {});
