@@ -118,7 +118,7 @@ class FullSync final : public Strategy<T, ExecSpace> {
     else
       sums.finish(space, m_comm, ReduceOp::sum);
     if (plan != nullptr) m_products.unpack(space, *plan, shared.foreign);
-    double const summed = n > 0 ? unpack_tiles(space, tiles, packed, num, w) : -1;
+    double const summed = n > 0 ? unpack_summed_tiles(space, tiles, packed, sums, num, w) : -1;
     if (folding) return {std::max(summed, outside), true};
     // Without the fold the maximum is global unless some rank holds weights
     // outside the sums: an isolated position of any rank is sent to every
@@ -145,6 +145,21 @@ class FullSync final : public Strategy<T, ExecSpace> {
   }
 
  private:
+  // unpack_tiles with the largest summed weight. On devices the host reads
+  // it from the reduced values it holds (the staging buffer), and the
+  // unpack is only queued: no wait for the device per batch (the reduction
+  // in unpack_tiles would be one); host spaces find it in their unpack.
+  template <class Sums>
+  double unpack_summed_tiles(ExecSpace const& space, TileList<Mem> const& tiles, RealView1<T, Mem> const& packed,
+                             Sums const& sums, ComplexField const& num, RealField const& w) {
+    std::size_t const pixels = packed.extent(0) / 3;  // packed: (re, im) pairs, then the weights
+    T const* reduced = is_host_space_v<ExecSpace> ? nullptr : sums.reduced_on_host(2 * pixels, pixels);
+    if (reduced == nullptr) return unpack_tiles(space, tiles, packed, num, w);
+    double const largest = double(max_nonnegative(reduced, 0, pixels, T(0)));  // pixels past the object hold 0
+    unpack_tiles(space, tiles, packed, num, w, false);
+    return largest;
+  }
+
   Communicator m_comm;
   Decomposition m_decomposition;
   HostStaging m_staging;

@@ -441,10 +441,11 @@ void pack_tiles(ExecSpace const& space, TileList<Mem> const& tiles, ComplexView2
 /// The inverse of pack_tiles: writes the packed values back into the tiles'
 /// pixels, and returns the largest weight it wrote (0 for no tiles; the
 /// weights are non-negative): the maximum over the tiles without a pass of
-/// its own. Blocking.
+/// its own. Blocking; with `find_largest` false, devices only queue the
+/// copy and -1 is returned (the caller knows the maximum otherwise).
 template <class ExecSpace, class T, class Mem>
 double unpack_tiles(ExecSpace const& space, TileList<Mem> const& tiles, RealView1<T, Mem> const& packed,
-                    ComplexView2<T, Mem> const& num, RealView2<T, Mem> const& w) {
+                    ComplexView2<T, Mem> const& num, RealView2<T, Mem> const& w, bool find_largest = true) {
   auto in = packed;
   auto u = num;
   auto a = w;
@@ -473,6 +474,16 @@ double unpack_tiles(ExecSpace const& space, TileList<Mem> const& tiles, RealView
           largest = max_nonnegative(c, 0, std::size_t(m), largest);
         },
         Kokkos::Max<T>(result));
+  } else if (!find_largest) {
+    Kokkos::parallel_for(
+        "ptyko::unpack_tiles", tile_policy(space, n_tiles), KOKKOS_LAMBDA(int k, int i, int j) {
+          int const y = t(k, 0) + i, x = t(k, 1) + j;
+          if (y >= H || x >= W) return;
+          std::size_t const p = (std::size_t(k) * tile_edge + i) * tile_edge + j;
+          u(y, x) = Complex<T>(in(2 * p), in(2 * p + 1));
+          a(y, x) = in(2 * n + p);
+        });
+    return -1.0;
   } else {
     Kokkos::parallel_reduce(
         "ptyko::unpack_tiles", tile_policy(space, n_tiles),

@@ -156,6 +156,28 @@ class StagedAllreduce {
     }
   }
 
+  /// After finish(): the reduced reals [first, first + n) of the runs
+  /// (counted over the runs in order) where the host reads them without
+  /// waiting for the device (the host staging buffer, or host memory MPI
+  /// read); nullptr where they are in device memory only (GPU-aware MPI).
+  R const* reduced_on_host(std::size_t first, std::size_t n) const {
+    std::size_t total = 0;
+    for (int k = 0; k < m_count; ++k) total += m_runs[k].n;
+    PTYKO_ASSERT(first + n <= total, "StagedAllreduce: reals ", first, " + ", n, " of ", total);
+    if constexpr (!direct) {
+      return m_host + first;
+    } else if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible) {
+      for (int k = 0; k < m_count; ++k) {
+        if (first + n <= m_runs[k].n) return m_runs[k].data + first;
+        PTYKO_ASSERT(first >= m_runs[k].n, "StagedAllreduce: reals across two runs");
+        first -= m_runs[k].n;
+      }
+      return nullptr;
+    } else {
+      return nullptr;
+    }
+  }
+
  private:
   /// Where MPI reads the last n reals of the runs.
   R* last_reals(std::size_t n) const {
