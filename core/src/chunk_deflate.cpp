@@ -62,10 +62,7 @@ ChunksWritten write_deflated_chunks(hid_t ds, void const* data, std::vector<hsiz
   }
   auto const* bytes = static_cast<unsigned char const*>(data);
   std::size_t const chunk_bytes = chunk_elements * element_size;
-  // Waves of a few chunks per thread, at least 16 MiB of them (one frame
-  // per chunk: hundreds): bounded memory, few thread starts.
-  std::size_t const workers = std::size_t(std::max(1, threads));
-  std::size_t const wave = std::max(4 * workers, (std::size_t(16) << 20) / std::max<std::size_t>(chunk_bytes, 1));
+  std::size_t const wave = chunks_per_wave(chunk_bytes, threads);
   std::vector<std::vector<unsigned char>> deflated(std::min(wave, chunks));
   for (std::size_t first = 0; first < chunks; first += wave) {
     std::size_t const n = std::min(wave, chunks - first);

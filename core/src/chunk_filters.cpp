@@ -42,6 +42,11 @@ bool inflate_bytes(unsigned char const* in, std::size_t n, unsigned char* out, s
   return rc == Z_OK && size == out_bytes;
 }
 
+std::size_t chunks_per_wave(std::size_t chunk_bytes, int threads) {
+  std::size_t const workers = std::size_t(std::max(1, threads));
+  return std::max(4 * workers, (std::size_t(16) << 20) / std::max<std::size_t>(chunk_bytes, 1));
+}
+
 std::vector<hsize_t> chunk_counts(std::vector<hsize_t> const& dims, std::vector<hsize_t> const& chunk) {
   std::vector<hsize_t> c(dims.size());
   for (std::size_t k = 0; k < dims.size(); ++k) c[k] = (dims[k] + chunk[k] - 1) / chunk[k];

@@ -28,6 +28,11 @@ std::vector<unsigned char> deflate_bytes(unsigned char const* in, std::size_t n,
 /// whole stream of exactly `out_bytes` bytes.
 bool inflate_bytes(unsigned char const* in, std::size_t n, unsigned char* out, std::size_t out_bytes);
 
+/// Chunks filtered per wave on `threads` threads: a few per thread, at
+/// least 16 MiB of them (one frame per chunk: hundreds), for bounded memory
+/// and few thread starts.
+std::size_t chunks_per_wave(std::size_t chunk_bytes, int threads);
+
 /// The grid of chunks over `dims`: how many along each dimension.
 std::vector<hsize_t> chunk_counts(std::vector<hsize_t> const& dims, std::vector<hsize_t> const& chunk);
 /// Chunk number `index` (row-major over the grid of `counts`) as its first element.

@@ -91,8 +91,7 @@ bool read_inflated_box(hid_t ds, InflatePlan const& plan, std::vector<hsize_t> c
   std::size_t chunks = 1;
   for (hsize_t g : grid) chunks *= std::size_t(g);
   std::size_t const chunk_bytes = chunk_elements * plan.element_size;
-  std::size_t const workers = std::size_t(std::max(1, threads));
-  std::size_t const wave = std::max(4 * workers, (std::size_t(16) << 20) / std::max<std::size_t>(chunk_bytes, 1));
+  std::size_t const wave = chunks_per_wave(chunk_bytes, threads);
 
   struct Stored {
     std::vector<hsize_t> offset;
@@ -100,6 +99,27 @@ bool read_inflated_box(hid_t ds, InflatePlan const& plan, std::vector<hsize_t> c
     std::uint32_t skipped = 0;  // bit i: filter i was not applied to this chunk
   };
   std::vector<Stored> stored(std::min(wave, chunks));
+  // A chunk's bytes with its filters undone, backwards, each into the
+  // scratch buffer it does not read; nullptr when they do not give a whole
+  // chunk.
+  auto const unfiltered = [&](Stored const& s, std::vector<unsigned char>& a,
+                              std::vector<unsigned char>& b) -> unsigned char const* {
+    unsigned char const* data = s.bytes.data();
+    std::size_t size = s.bytes.size();
+    for (std::size_t i = plan.filters.size(); i-- > 0;) {
+      if (s.skipped & (std::uint32_t(1) << i)) continue;
+      unsigned char* into = data == a.data() ? b.data() : a.data();
+      if (plan.filters[i] == H5Z_FILTER_DEFLATE) {
+        if (!inflate_bytes(data, size, into, chunk_bytes)) return nullptr;
+      } else {  // shuffle
+        if (size != chunk_bytes) return nullptr;
+        unshuffle_bytes(data, chunk_elements, plan.element_size, into);
+      }
+      data = into;
+      size = chunk_bytes;
+    }
+    return size == chunk_bytes ? data : nullptr;
+  };
   for (std::size_t done = 0; done < chunks; done += wave) {
     std::size_t const n = std::min(wave, chunks - done);
     // HDF5 is not thread-safe: this thread reads the stored bytes.
@@ -117,28 +137,8 @@ bool read_inflated_box(hid_t ds, InflatePlan const& plan, std::vector<hsize_t> c
       return [&, a = std::vector<unsigned char>(chunk_bytes),
               b = std::vector<unsigned char>(chunk_bytes)](std::size_t j) mutable {
         Stored const& s = stored[j];
-        unsigned char const* data = s.bytes.data();
-        std::size_t size = s.bytes.size();
-        // The filters backwards, each into the scratch buffer it does not read.
-        for (std::size_t i = plan.filters.size(); i-- > 0;) {
-          if (s.skipped & (std::uint32_t(1) << i)) continue;
-          unsigned char* into = data == a.data() ? b.data() : a.data();
-          if (plan.filters[i] == H5Z_FILTER_DEFLATE) {
-            if (!inflate_bytes(data, size, into, chunk_bytes)) {
-              failed = true;
-              return;
-            }
-          } else {  // shuffle
-            if (size != chunk_bytes) {
-              failed = true;
-              return;
-            }
-            unshuffle_bytes(data, chunk_elements, plan.element_size, into);
-          }
-          data = into;
-          size = chunk_bytes;
-        }
-        if (size != chunk_bytes) {
+        unsigned char const* const data = unfiltered(s, a, b);
+        if (data == nullptr) {
           failed = true;
           return;
         }
