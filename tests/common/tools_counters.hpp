@@ -69,7 +69,24 @@ class FenceCounter : public LabelCounts<FenceCounter> {
   FenceCounter(FenceCounter const&) = delete;
   FenceCounter& operator=(FenceCounter const&) = delete;
 
+  /// The waits a GPU would make: all counted but the host FFT's own (the
+  /// device forms on the host run FFTW, which waits for its inputs; a
+  /// GPU's FFT is queued like any kernel).
+  static int device_waits() {
+    int n = 0;
+    for (auto const& [label, k] : counts()) n += host_fft(label) ? 0 : k;
+    return n;
+  }
+  /// Those waits as lines "  label x n", for a failure message.
+  static std::string device_listed() {
+    std::string out;
+    for (auto const& [label, k] : counts())
+      if (!host_fft(label)) out += "  " + label + " x " + std::to_string(k) + "\n";
+    return out;
+  }
+
  private:
+  static bool host_fft(std::string const& label) { return label.find("FFT::fftw") != std::string::npos; }
   static void on_fence(char const* name, std::uint32_t, std::uint64_t* id) {
     *id = 0;
     if (name == nullptr || std::string(name).rfind("Kokkos::Tools::", 0) != 0) count(name);
