@@ -537,7 +537,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     // straight into the result, beside one weight per pixel (object-sized
     // buffers are most of a gather's time: their first touch).
     Box const tile = m_partition.tiles[m_comm.rank()];
-    if (m_comm.size() == 1) return single_tile_object(space, object, tile);
+    if (m_comm.size() == 1) return single_tile_object(object, tile);
     auto h_obj = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), object);  // device -> host: tile
     auto const h_cover = footprint_counts();
     constexpr double floor = 1e-6;  // counts are whole numbers
@@ -584,7 +584,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   // gather_object on one rank: its tile as it is (the stitch's (c o) / c
   // rounds back to the float o) and free space (1) around it, without the
   // stitch's weights and sums.
-  HostComplex2 single_tile_object(ExecSpace const& space, ComplexField const& object, Box const& tile) const {
+  HostComplex2 single_tile_object(ComplexField const& object, Box const& tile) const {
     auto const inner = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), object);  // device -> host: tile
     HostComplex2 out(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::object"), m_global_height,
                      m_global_width);  // every pixel written below
@@ -599,7 +599,6 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       for (int x = 0; x < tile.width; ++x) row[tile.x + x] = Complex<double>(inner(y - tile.y, x));
       std::fill(row + tile.x + tile.width, row + m_global_width, free_space);
     }
-    (void)space;
     return out;
   }
 

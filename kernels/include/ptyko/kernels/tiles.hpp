@@ -474,26 +474,26 @@ double unpack_tiles(ExecSpace const& space, TileList<Mem> const& tiles, RealView
           largest = max_nonnegative(c, 0, std::size_t(m), largest);
         },
         Kokkos::Max<T>(result));
-  } else if (!find_largest) {
-    Kokkos::parallel_for(
-        "ptyko::unpack_tiles", tile_policy(space, n_tiles), KOKKOS_LAMBDA(int k, int i, int j) {
-          int const y = t(k, 0) + i, x = t(k, 1) + j;
-          if (y >= H || x >= W) return;
-          std::size_t const p = (std::size_t(k) * tile_edge + i) * tile_edge + j;
-          u(y, x) = Complex<T>(in(2 * p), in(2 * p + 1));
-          a(y, x) = in(2 * n + p);
-        });
-    return -1.0;
   } else {
+    // One pixel back into place; its weight (0 past the object's edge).
+    auto const put = KOKKOS_LAMBDA(int k, int i, int j)->T {
+      int const y = t(k, 0) + i, x = t(k, 1) + j;
+      if (y >= H || x >= W) return T(0);
+      std::size_t const p = (std::size_t(k) * tile_edge + i) * tile_edge + j;
+      u(y, x) = Complex<T>(in(2 * p), in(2 * p + 1));
+      a(y, x) = in(2 * n + p);
+      return in(2 * n + p);
+    };
+    if (!find_largest) {
+      Kokkos::parallel_for(
+          "ptyko::unpack_tiles", tile_policy(space, n_tiles), KOKKOS_LAMBDA(int k, int i, int j) { put(k, i, j); });
+      return -1.0;
+    }
     Kokkos::parallel_reduce(
         "ptyko::unpack_tiles", tile_policy(space, n_tiles),
         KOKKOS_LAMBDA(int k, int i, int j, T& m) {
-          int const y = t(k, 0) + i, x = t(k, 1) + j;
-          if (y >= H || x >= W) return;
-          std::size_t const p = (std::size_t(k) * tile_edge + i) * tile_edge + j;
-          u(y, x) = Complex<T>(in(2 * p), in(2 * p + 1));
-          a(y, x) = in(2 * n + p);
-          m = in(2 * n + p) > m ? in(2 * n + p) : m;
+          T const c = put(k, i, j);
+          m = c > m ? c : m;
         },
         Kokkos::Max<T>(result));
   }
