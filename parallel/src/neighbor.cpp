@@ -342,8 +342,8 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       std::size_t const n = 3 * g.area();
       link.send = Buffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::send"), n);
       link.recv = Buffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::recv"), n);
-      link.send_host = Kokkos::create_mirror_view(link.send);
-      link.recv_host = Kokkos::create_mirror_view(link.recv);
+      link.send_host = create_pinned_mirror(link.send);
+      link.recv_host = create_pinned_mirror(link.recv);
       m_links.push_back(std::move(link));
     }
     // Room for the largest plan once: every tile of the grid that meets a
@@ -610,7 +610,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     int rank = 0;
     LinkPixels<Mem> out, in;
     Buffer send, recv;
-    typename Buffer::HostMirror send_host, recv_host;
+    PinnedMirror<Buffer> send_host, recv_host;  // staging: page-locked where the build has a device
     void whole_region() { out.tiled = in.tiled = false; }
   };
 

@@ -119,13 +119,13 @@ class ProductMoves {
   using Buffer = Kokkos::View<Complex<T>*, Mem>;
   struct Buffers {
     Buffer send, recv;
-    typename Buffer::HostMirror send_host, recv_host;
+    PinnedMirror<Buffer> send_host, recv_host;
   };
-  // `view` (and its host mirror) with room for n values.
-  static void reserve(Buffer& view, typename Buffer::HostMirror& host, std::size_t n, char const* label) {
+  // `view` (and its host buffer) with room for n values.
+  static void reserve(Buffer& view, PinnedMirror<Buffer>& host, std::size_t n, char const* label) {
     if (view.extent(0) >= n) return;
     view = Buffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), n);
-    host = Kokkos::create_mirror_view(view);
+    host = create_pinned_mirror(view);
   }
   std::map<int, Buffers> m_peers;
 };

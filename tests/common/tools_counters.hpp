@@ -8,6 +8,9 @@
 //    Kokkos 3.5 on), but for those the tools add around their own
 //    callbacks. Tests use it to check that an epoch on one device waits per
 //    epoch, not per batch.
+//  * PageableCopyCounter: copies from device memory into pageable host
+//    memory, each of which makes the host wait for the device's queue
+//    (cudaMemcpyAsync's documented behaviour), fenced or not.
 
 #include <ptyko/kernels/frame_loop.hpp>
 
@@ -90,6 +93,26 @@ class FenceCounter : public LabelCounts<FenceCounter> {
   static void on_fence(char const* name, std::uint32_t, std::uint64_t* id) {
     *id = 0;
     if (name == nullptr || std::string(name).rfind("Kokkos::Tools::", 0) != 0) count(name);
+  }
+};
+
+class PageableCopyCounter : public LabelCounts<PageableCopyCounter> {
+ public:
+  PageableCopyCounter() { Kokkos::Tools::Experimental::set_begin_deep_copy_callback(&on_copy); }
+  ~PageableCopyCounter() { Kokkos::Tools::Experimental::set_begin_deep_copy_callback(nullptr); }
+  PageableCopyCounter(PageableCopyCounter const&) = delete;
+  PageableCopyCounter& operator=(PageableCopyCounter const&) = delete;
+
+ private:
+  /// Memory only a device reads, by the names Kokkos gives its spaces.
+  static bool device_only(std::string const& space) {
+    return space == "Cuda" || space == "HIP" || space == "SYCLDeviceUSM" || space == "OpenACC" ||
+           space == "OpenMPTargetSpace";
+  }
+  static void on_copy(Kokkos::Profiling::SpaceHandle dst, char const* dst_label, void const*,
+                      Kokkos::Profiling::SpaceHandle src, char const* src_label, void const*, std::uint64_t) {
+    if (std::string(dst.name) == "Host" && device_only(src.name))
+      count((std::string(src_label ? src_label : "?") + " -> " + (dst_label ? dst_label : "?")).c_str());
   }
 };
 

@@ -18,6 +18,7 @@
 #include <ptyko/parallel/communicator.hpp>
 #include <ptyko/parallel/partition.hpp>
 #include <ptyko/parallel/strategy.hpp>
+#include <ptyko/kernels/pinned_mirror.hpp>
 #include <ptyko/kernels/tiles.hpp>
 
 #include <gtest/gtest.h>
@@ -911,6 +912,30 @@ TEST(FullSync, OneWaitPerRpieBatchOnDevices) {
   int const per_batch = one_rank ? 0 : 1;
   EXPECT_LE(waits, 3 * (10 * per_batch + 8)) << "waits in epochs 3-5:\n" << listed;
   EXPECT_GE(waits, 3 * 10 * per_batch) << "the staging fence must be seen once per batch:\n" << listed;
+}
+
+// On a device every copy an epoch makes to the host goes to page-locked
+// memory (HostPinnedSpace), where it stays queued behind the caller's one
+// wait: a copy into pageable memory would make the host wait for the
+// device's queue by itself. rPIE and LSQML with both strategies; GPU builds
+// only (elsewhere the host reads every space).
+TEST(Strategies, NoCopyToPageableMemoryInAnEpoch) {
+  if (host_reads_v<RealView1<float, Exec::memory_space>>)
+    GTEST_SKIP() << "the host reads this build's memory: nothing is staged";
+  for (std::string const strategy : {"neighbor", "full-sync"})
+    for (std::string const solver : {"rpie", "lsqml"}) {
+      SCOPED_TRACE(strategy + ", " + solver);
+      int copies = 0;
+      std::string listed;
+      run<float>(strategy, 1, solver, 4, {}, DatasetEnvironment::path, [&](Reconstruction<float, Exec>& rec) {
+        for (int e = 0; e < 2; ++e) rec.step();
+        test::PageableCopyCounter const counter;
+        while (!rec.done()) rec.step();
+        copies = counter.total();
+        listed = counter.listed();
+      });
+      EXPECT_EQ(copies, 0) << "copies from the device to pageable memory in epochs 3-4:\n" << listed;
+    }
 }
 
 template <class Data>

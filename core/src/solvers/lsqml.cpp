@@ -17,6 +17,7 @@
 #include <ptyko/kernels/compat.hpp>
 #include <ptyko/kernels/isolated_update.hpp>
 #include <ptyko/kernels/patch.hpp>
+#include <ptyko/kernels/pinned_mirror.hpp>
 #include <ptyko/kernels/update.hpp>
 
 namespace ptyko::impl {
@@ -326,7 +327,7 @@ class LSQML final : public Solver<T, ExecSpace> {
     m_waves = ComplexView4<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LSQML::chi"),
                                    batch, M, D, D);
     m_step = StepView(Kokkos::view_alloc(space, "ptyko::LSQML::step_sums"), batch);
-    m_step_host = Kokkos::create_mirror_view(m_step);
+    m_step_host = create_pinned_mirror(m_step);
     m_steps = decltype(m_steps)(Kokkos::view_alloc(space, "ptyko::LSQML::steps"), 2);
     m_sums = UpdateSums<T, ExecSpace>(space, H, W, M, D, batch);
     if (options.isolated_updates && options.illumination == IlluminationNorm::batch)
@@ -472,7 +473,7 @@ class LSQML final : public Solver<T, ExecSpace> {
   ComplexView3<T, Mem> m_isolated_dir;  ///< (batch, D + 1, D + 1): isolated positions' object direction
   ComplexView3<T, Mem> m_foreign_dir;   ///< the same for other ranks' isolated positions (UpdateSums::foreign_isolated)
   StepView m_step;
-  typename StepView::HostMirror m_step_host;
+  PinnedMirror<StepView> m_step_host;
   std::vector<double> m_rows;  ///< the global batch's step sums (host_step_means)
   Kokkos::View<double*, Kokkos::LayoutRight, Mem> m_steps;  ///< (beta_O, beta_P) of batch_step_means
   UpdateSums<T, ExecSpace> m_sums, m_all;

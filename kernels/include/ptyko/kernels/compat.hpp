@@ -5,6 +5,8 @@
 //  * labelled fences: space.fence("label") since 3.5
 //  * profiling regions: ScopedRegion is newer than 3.4; we wrap push/popRegion
 //  * min/max/clamp: Kokkos::min etc. since 3.6; ours work everywhere.
+//  * page-locked host memory: Kokkos::SharedHostPinnedSpace since 4.0,
+//    Kokkos::CudaHostPinnedSpace before (HostPinnedSpace)
 
 #include <Kokkos_Core.hpp>
 
@@ -62,6 +64,18 @@ KOKKOS_INLINE_FUNCTION Kokkos::complex<T> conj_mul(Kokkos::complex<T> const& a,
 }
 
 }  // namespace math
+
+/// Host memory that a device's queued copies read and write without the
+/// host waiting for them (page-locked: CUDA's and HIP's host-pinned spaces,
+/// SYCL's host USM); HostSpace in builds without a device, and for HIP and
+/// SYCL on Kokkos 3 (whose names for it 4.x removed).
+#if defined(KOKKOS_HAS_SHARED_HOST_PINNED_SPACE)
+using HostPinnedSpace = Kokkos::SharedHostPinnedSpace;
+#elif defined(KOKKOS_ENABLE_CUDA)
+using HostPinnedSpace = Kokkos::CudaHostPinnedSpace;
+#else
+using HostPinnedSpace = Kokkos::HostSpace;
+#endif
 
 /// Fences `space`, with the label on Kokkos versions that take one.
 template <class ExecutionSpace>

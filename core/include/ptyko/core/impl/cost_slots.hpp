@@ -10,6 +10,7 @@
 // per-batch costs were before.
 
 #include <ptyko/kernels/compat.hpp>
+#include <ptyko/kernels/pinned_mirror.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -30,7 +31,7 @@ class CostSlots {
   void begin(ExecSpace const& space, int count) {
     if (std::size_t(count) > m_slots.extent(0)) {
       m_slots = Slots(Kokkos::view_alloc(space, "ptyko::CostSlots"), std::size_t(count));
-      m_host = Kokkos::create_mirror_view(m_slots);
+      m_host = create_pinned_mirror(m_slots);
     } else {
       Kokkos::deep_copy(space, Kokkos::subview(m_slots, std::make_pair(std::size_t(0), std::size_t(count))), 0.0);
     }
@@ -58,7 +59,7 @@ class CostSlots {
  private:
   using Slots = Kokkos::View<double*, Kokkos::LayoutRight, Mem>;
   Slots m_slots;
-  typename Slots::HostMirror m_host;
+  PinnedMirror<Slots> m_host;
   std::size_t m_used = 0;
 };
 

@@ -22,6 +22,7 @@
 #include <ptyko/kernels/huge_pages.hpp>
 #include <ptyko/kernels/isolated_update.hpp>
 #include <ptyko/kernels/patch.hpp>
+#include <ptyko/kernels/pinned_mirror.hpp>
 #include <ptyko/kernels/tiles.hpp>
 #include <ptyko/kernels/update.hpp>
 
@@ -62,7 +63,7 @@ class UpdateSums {
         m_products(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::UpdateSums::products"),
                    max_batch, D, D),
         m_maxima(Kokkos::view_alloc(space, "ptyko::UpdateSums::maxima"), 4),
-        m_maxima_host(Kokkos::create_mirror_view(m_maxima)) {}
+        m_maxima_host(create_pinned_mirror(m_maxima)) {}
 
   /// Zeroes every sum (whole object).
   void zero(ExecSpace const& space, bool probe) {
@@ -444,7 +445,7 @@ class UpdateSums {
   SharedIsolated<Mem> const* m_shared = nullptr;  ///< the batch's (begin_batch)
   ComplexView3<T, Mem> m_foreign;  ///< parts of other ranks' products (foreign_isolated)
   RealView1<T, Mem> m_maxima;  ///< reduce's maxima of obj_w and probe_w, before their copy to the host
-  typename RealView1<T, Mem>::HostMirror m_maxima_host;
+  PinnedMirror<RealView1<T, Mem>> m_maxima_host;
 };
 
 }  // namespace ptyko::impl

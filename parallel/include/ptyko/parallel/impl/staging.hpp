@@ -6,6 +6,7 @@
 
 #include <ptyko/kernels/compat.hpp>
 #include <ptyko/kernels/error.hpp>
+#include <ptyko/kernels/pinned_mirror.hpp>
 #include <ptyko/kernels/types.hpp>
 #include <ptyko/parallel/communicator.hpp>
 
@@ -43,18 +44,25 @@ inline constexpr bool mpi_can_read_v =
     Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible;
 #endif
 
-/// Reusable host staging buffer.
+/// Reusable host staging buffer, page-locked where the build has a device
+/// (HostPinnedSpace: the staging copies then stay queued until the
+/// caller's one fence instead of each draining the device's queue). It
+/// grows to the largest request and stays; growing releases the old
+/// buffer, which no copy may still read: callers fence before they stage
+/// anew (StagedAllreduce, broadcast_view).
 class HostStaging {
  public:
   template <class V>
   V* get(std::size_t n) {
-    std::size_t const bytes = n * sizeof(V);
-    if (m_buffer.size() * sizeof(double) < bytes) m_buffer.resize((bytes + sizeof(double) - 1) / sizeof(double));
+    std::size_t const words = (n * sizeof(V) + sizeof(double) - 1) / sizeof(double);
+    if (m_buffer.extent(0) < words)
+      m_buffer = Buffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::parallel::staging"), words);
     return reinterpret_cast<V*>(m_buffer.data());
   }
 
  private:
-  std::vector<double> m_buffer;
+  using Buffer = Kokkos::View<double*, HostPinnedSpace>;
+  Buffer m_buffer;
 };
 
 /// An in-place all-reduce of up to two contiguous runs of reals R in memory
