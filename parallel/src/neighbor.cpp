@@ -24,6 +24,7 @@
 // tiles its own positions touched, where its sums and weights are non-zero,
 // and receives those its neighbour's touched.
 
+#include "overlap_maximum.hpp"
 #include "product_moves.hpp"
 #include "strategies.hpp"
 
@@ -339,6 +340,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       link.rank = s;
       Box const g = intersect(tile, m_partition.tiles[s]);
       link.out.region = link.in.region = Box{g.y - tile.y, g.x - tile.x, g.height, g.width};  // tile-local
+      link.whole = {link.in.region.y, link.in.region.x, link.in.region.height, link.in.region.width, 0};
       std::size_t const n = 3 * g.area();
       link.send = Buffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::send"), n);
       link.recv = Buffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::neighbor::recv"), n);
@@ -346,6 +348,9 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       link.recv_host = create_pinned_mirror(link.recv);
       m_links.push_back(std::move(link));
     }
+    std::vector<Box> regions;
+    for (Link const& l : m_links) regions.push_back(l.in.region);
+    m_received_max = OverlapMaximum<T>(regions);
     // Room for the largest plan once: every tile of the grid that meets a
     // link's region, once each way (no allocation in an epoch).
     std::size_t most_parts = 0;
@@ -447,6 +452,11 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     PTYKO_ASSERT(shared.plan == nullptr || (m_sync_every == 1 && m_on_tile_grid),
                  "products move in the exact mode on the tile grid only (held_boxes)");
     bool const folding = probe && m_comm.size() > 1 && fold.slots.extent(0) == std::size_t(m_comm.size());
+    // This rank's largest weight unknown (devices): its own part is queued
+    // to the host behind the exchange's wait, and the largest the unpacks
+    // leave is found on the host from the messages (OverlapMaximum),
+    // instead of a reduction over the summed tiles and a second wait.
+    bool const own_queued = folding && local_max < 0 && fold.queue_own && fold.own_queued && host_reads_messages;
     StagedAllreduce<T, Mem> probe_sums;
     if (probe) {
       probe_sums.add(probe_num);  // one allocation, one run (UpdateSums), the fold's slots after them
@@ -454,11 +464,13 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       if (folding) probe_sums.add(fold.slots);
     }
     if (m_sync_every > 1 || m_links.empty()) {  // nothing to exchange: the weights are this rank's own
+      if (own_queued) fold.queue_own();
       if (probe) {
         probe_sums.stage(space, m_staging);
         fence(space, "ptyko::neighbor::probe_sums");
       }
-      return finish_probe_sums(space, probe_sums, local_max, folding ? &fold : nullptr);
+      return finish_probe_sums(space, probe_sums, own_queued ? fold.own_queued() : local_max,
+                               folding ? &fold : nullptr);
     }
     if (m_on_tile_grid && tiles.sources) {
       plan_links_by_source(space, &tiles, 1);
@@ -469,9 +481,14 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     } else {  // tile lists may disagree: whole overlaps
       for (Link& l : m_links) l.whole_region();
     }
-    double const unpacked = exchange_sums(space, num, w, local_max >= 0, &probe_sums, &shared);
-    return finish_probe_sums(space, probe_sums, local_max >= 0 ? std::max(local_max, unpacked) : -1,
-                             folding ? &fold : nullptr);
+    if (own_queued) fold.queue_own();  // reads the weights before the unpacks add to them
+    double received = 0;
+    double const unpacked =
+        exchange_sums(space, num, w, local_max >= 0, &probe_sums, &shared, own_queued ? &received : nullptr);
+    double const largest = own_queued        ? std::max(fold.own_queued(), received)
+                           : local_max >= 0 ? std::max(local_max, unpacked)
+                                            : -1;
+    return finish_probe_sums(space, probe_sums, largest, folding ? &fold : nullptr);
   }
 
   void sum_probe(ExecSpace const& space, ProbeField const& num, RealField const& w) override {
@@ -611,6 +628,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     LinkPixels<Mem> out, in;
     Buffer send, recv;
     PinnedMirror<Buffer> send_host, recv_host;  // staging: page-locked where the build has a device
+    HostPart whole;                             // its region as one part, packed at 0
     void whole_region() { out.tiled = in.tiled = false; }
   };
 
@@ -692,9 +710,15 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   // `products`: isolated positions' products to move with the sums
   // (SharedProducts; sent after the sums on each link, received into their
   // foreign slots after the unpacks).
+  // `received`: set to the largest summed weight over the pixels received,
+  // found on the host from the messages (OverlapMaximum) while the device
+  // unpacks them; only where the host reads them (host_reads_messages).
   double exchange_sums(ExecSpace const& space, ComplexField const& num, RealField const& w, bool largest = false,
-                       StagedAllreduce<T, Mem>* also = nullptr, SharedProducts<T, Mem> const* products = nullptr) {
+                       StagedAllreduce<T, Mem>* also = nullptr, SharedProducts<T, Mem> const* products = nullptr,
+                       double* received = nullptr) {
+    PTYKO_ASSERT(received == nullptr || host_reads_messages, "the host cannot read the messages in device memory");
     double unpacked = 0;
+    if (received != nullptr) *received = 0;
     std::size_t const values = num.extent(0) > 0 ? 3 : 1;  // complex sum and weight, or weight
     bool packed = false;
     for (Link& l : m_links)
@@ -753,7 +777,36 @@ class Neighbor final : public Strategy<T, ExecSpace> {
         for_each_in_link(space, "ptyko::neighbor::unpack_add", l.in, unpack);
     }
     if (plan != nullptr) m_products.unpack(space, *plan, products->foreign);
+    if (received != nullptr) *received = received_maximum(values);
     return unpacked;
+  }
+
+  // MPI reads the messages from host memory, staged or not (not GPU-aware
+  // MPI reading a device's).
+  static constexpr bool host_reads_messages =
+      !mpi_can_read_v<Mem> || Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible;
+
+  // The largest summed weight over the pixels every link received, from
+  // the messages as MPI left them: `values` per pixel (3: the complex sum
+  // first, then the weights; 1: weights only).
+  double received_maximum(std::size_t values) {
+    constexpr bool direct = mpi_can_read_v<Mem>;
+    m_link_weights.clear();
+    for (Link const& l : m_links) {
+      LinkWeights<T> lw;
+      auto const parts = [&](LinkPixels<Mem> const& p, HostPart const*& first, int& n) {
+        first = p.tiled ? m_part_list.data() + p.first_part : &l.whole;
+        n = p.tiled ? p.n_parts : int(p.count() > 0);
+      };
+      parts(l.out, lw.out, lw.n_out);
+      parts(l.in, lw.in, lw.n_in);
+      T const* const sent = direct ? l.send.data() : l.send_host.data();
+      T const* const got = direct ? l.recv.data() : l.recv_host.data();
+      lw.sent = sent + (values == 3 ? 2 * l.out.count() : 0);
+      lw.received = got + (values == 3 ? 2 * l.in.count() : 0);
+      m_link_weights.push_back(lw);
+    }
+    return m_received_max.largest(m_link_weights);
   }
 
   /// The probe sums' all-reduce, staged by exchange_sums (or the caller)
@@ -885,6 +938,8 @@ class Neighbor final : public Strategy<T, ExecSpace> {
   typename RegionParts<Mem>::HostMirror m_parts_host;
   int m_batches_since_sync = 0;
   HostStaging m_staging;
+  OverlapMaximum<T> m_received_max;              ///< over the links' regions (received_maximum)
+  std::vector<LinkWeights<T>> m_link_weights;  ///< its input, refilled per batch
   std::vector<T> m_fold;  ///< the fold's slots on the host (finish_probe_sums)
 };
 

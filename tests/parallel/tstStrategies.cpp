@@ -693,6 +693,90 @@ TEST(Strategies, BatchSumFoldsTheLargestWeightIntoTheProbeSums) {
   }
 }
 
+// Devices do not know a rank's largest weight before the sums: exact
+// neighbour-consensus then queues this rank's own largest weight before the
+// exchange (FoldedMaximum::queue_own) and finds the largest the unpacks
+// leave from the messages on the host (OverlapMaximum), instead of asking
+// for a reduction after the sums (after_sums, a second wait for the device).
+// The value is the same, bit for bit: the largest summed weight over all
+// ranks' tiles. With and without the tiles' sources (each side sending its
+// own tiles, or both the same), and in the approximate mode (own weights).
+TEST(Neighbor, BatchSumFindsTheLargestWeightFromTheMessages) {
+  Exec space;
+  using Mem = Exec::memory_space;
+  auto comm = Communicator::world();
+  int const P = comm.size();
+  ScanLayout const layout = read_scan_layout(DatasetEnvironment::path, {});
+  int const M = 1, D = 4;
+  std::size_t const n = (2 * M + 1) * D * D;
+  for (std::string const spec : {"neighbor", "neighbor:2"})
+    for (bool const sourced : {false, true}) {
+      SCOPED_TRACE(spec + (sourced ? ", with the tiles' sources" : ""));
+      StrategyOptions so;
+      so.sync_every = spec == "neighbor" ? 1 : 2;
+      auto strategy = make_strategy<float, Exec>("neighbor", comm, layout, so);
+      auto const& d = strategy->decomposition();
+      auto [tiles, num, w] = batch_sums(space, layout, d, 7);
+      if (sourced) {
+        Partition const p = partition_scan(layout.positions_px, layout.info.ny, layout.grid.height,
+                                           layout.grid.width, P);
+        std::vector<int> const rank_of = p.frame_ranks();
+        std::vector<std::array<double, 2>> centres;
+        std::vector<int> ranks;
+        for (std::size_t id = 0; id < layout.positions_px.size(); id += 7) {
+          centres.push_back({layout.positions_px[id][0] - d.tile_y, layout.positions_px[id][1] - d.tile_x});
+          ranks.push_back(rank_of[id]);
+        }
+        std::vector<std::array<int, 2>> origins;
+        for (std::size_t k = 0; k < tiles.host.extent(0); ++k) origins.push_back({tiles.host(k, 0), tiles.host(k, 1)});
+        tiles.sources = std::make_shared<TileSources const>(
+            footprint_tile_sources(origins, centres, ranks, layout.info.ny, d.tile_height, d.tile_width));
+      }
+      // Weight 1 wherever this rank's footprints reach: the largest sum
+      // (2 or more) then lies where ranks' weights meet, in an overlap.
+      auto const weight = w;
+      Kokkos::parallel_for(
+          "binarize", Kokkos::RangePolicy<Exec>(space, 0, w.span()),
+          KOKKOS_LAMBDA(std::size_t k) { weight.data()[k] = weight.data()[k] > 0 ? 1.0f : 0.0f; });
+      double const own = max_over_tiles(space, tiles.list, w);
+      RealView1<float, Mem> probe_sums("probe_sums", n + P);
+      ComplexView3<float, Mem> probe_num(reinterpret_cast<Complex<float>*>(probe_sums.data()), M, D, D);
+      RealView2<float, Mem> probe_w(probe_sums.data() + 2 * M * D * D, D, D);
+      FoldedMaximum<float, Mem> fold;
+      fold.slots = Kokkos::subview(probe_sums, std::make_pair(n, n + P));
+      int queued = 0, read = 0, asked = 0;
+      double queued_value = -1;
+      fold.queue_own = [&, list = tiles.list, weight = w] {
+        ++queued;
+        queued_value = max_over_tiles(space, list, weight);  // before the sums: this rank's own
+      };
+      fold.own_queued = [&] {
+        ++read;
+        return queued_value;
+      };
+      fold.after_sums = [&] {
+        ++asked;
+        return -1.0;
+      };
+      auto const out = strategy->sum_batch(space, num, w, tiles, -1.0, probe_num, probe_w, true, {}, fold);
+      double const summed = max_over_tiles(space, tiles.list, w);
+      double expected = summed;
+      comm.allreduce(&expected, 1, Datatype::float64, ReduceOp::max);
+      if (P == 1) {
+        EXPECT_FALSE(out.global);
+        continue;
+      }
+      EXPECT_TRUE(out.global);
+      EXPECT_EQ(out.value, expected);
+      EXPECT_EQ(asked, 0) << "no reduction after the sums";
+      EXPECT_EQ(queued, 1);
+      EXPECT_EQ(read, 1);
+      EXPECT_EQ(queued_value, own);
+      EXPECT_EQ(own, 1.0);
+      if (so.sync_every == 1) EXPECT_GE(out.value, 2.0) << "the largest sum lies in an overlap: the messages' maximum";
+    }
+}
+
 // Approximate consensus (sync-every 2) after two batches (every 7th frame
 // from 0 and from 3): the object is f(y, x) on every rank, plus i (r + 1)
 // on the tiles the batches touched, where rank r's illumination is r + 1
@@ -936,6 +1020,33 @@ TEST(Strategies, NoCopyToPageableMemoryInAnEpoch) {
       });
       EXPECT_EQ(copies, 0) << "copies from the device to pageable memory in epochs 3-4:\n" << listed;
     }
+}
+
+// Exact neighbour-consensus on devices: one wait per rPIE batch (the
+// exchange's, with the probe sums and this rank's own largest weight behind
+// it; the largest the unpacks leave comes from the messages), two per
+// LSQML batch (its step sums besides).
+TEST(Neighbor, OneWaitPerRpieBatchOnDevices) {
+  if (std::string const why = test::fences_uncountable<Exec>(); !why.empty()) GTEST_SKIP() << why;
+  bool const one_rank = Communicator::world().size() == 1;
+  for (std::string const solver : {"rpie", "lsqml"}) {
+    SCOPED_TRACE(solver);
+    int waits = 0;
+    std::string listed;
+    run<float>("neighbor", 1, solver, 5, {}, DatasetEnvironment::path, [&](Reconstruction<float, Exec>& rec) {
+      for (int e = 0; e < 2; ++e) rec.step();
+      test::FenceCounter const counter;
+      while (!rec.done()) rec.step();
+      waits = counter.device_waits();
+      listed = counter.device_listed();
+    });
+    // 160 frames in batches of 16: 10 per epoch, and about 8 waits per
+    // epoch besides (modes, cost, probe broadcast, end); one more per batch
+    // would exceed the bound.
+    int const batches = 10, per_batch = one_rank ? 0 : solver == "rpie" ? 1 : 2;
+    EXPECT_LE(waits, 3 * (batches * per_batch + 8)) << "waits in epochs 3-5:\n" << listed;
+    EXPECT_GE(waits, 3 * batches * per_batch) << "the exchange's fence must be seen once per batch:\n" << listed;
+  }
 }
 
 template <class Data>

@@ -48,6 +48,14 @@ struct FoldedMaximum {
   /// the space's memory included, for when sum_batch's `local_max` is
   /// unknown (devices): called after the sums (blocking).
   std::function<double()> after_sums;
+  /// The same without a wait of its own, for strategies that tell the
+  /// largest their sums add from what reaches the host anyway
+  /// (neighbour-consensus, from the messages): queue_own, before the sums,
+  /// queues this rank's largest own weight over the tiles (and the outside
+  /// part in the space's memory) to the host (non-blocking); own_queued
+  /// reads it after the strategy's next wait for the device.
+  std::function<void()> queue_own;
+  std::function<double()> own_queued;
 };
 
 /// What sum_batch knows of the largest summed object weight over the tiles.

@@ -327,13 +327,19 @@ class UpdateSums {
         fold.slots = fold_slots(space, sync.ranks());
         fold.outside = isolated_max.value;
         fold.outside_in_space = !isolated_max.on_host();
-        fold.after_sums = [&] {
+        fold.queue_own = [&] {
           max_over_tiles(space, m_written.list, obj_w, maximum_slot(object_slot));
-          Kokkos::deep_copy(space, m_maxima_host, m_maxima);  // device -> host: the maxima
-          fence(space, "ptyko::UpdateSums::maxima");
+          Kokkos::deep_copy(space, m_maxima_host, m_maxima);  // device -> host: the maxima (page-locked: queued)
+        };
+        fold.own_queued = [&] {
           double largest = std::max(0.0, double(m_maxima_host(object_slot)));  // below 0: no value, 0
           if (!isolated_max.on_host()) largest = std::max(largest, double(m_maxima_host(isolated_slot)));
           return largest;
+        };
+        fold.after_sums = [&] {
+          fold.queue_own();
+          fence(space, "ptyko::UpdateSums::maxima");
+          return fold.own_queued();
         };
       }
       auto const sums = sync.sum_batch(space, obj_num, obj_w, m_written, m_w_max_known ? m_w_max : -1.0, probe_num,
