@@ -463,6 +463,10 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       probe_sums.add(probe_w);
       if (folding) probe_sums.add(fold.slots);
     }
+    // One rank: its sums are the sums, and nothing is waited for (on a
+    // device the batch then runs from its sums to its update without the
+    // host, as with LocalSync).
+    if (m_comm.size() == 1) return {local_max, false};
     if (m_sync_every > 1 || m_links.empty()) {  // nothing to exchange: the weights are this rank's own
       if (own_queued) fold.queue_own();
       if (probe) {
