@@ -13,6 +13,7 @@
 #include <ptyko/core/dataset.hpp>
 #include <ptyko/core/probe_modes.hpp>
 #include <ptyko/core/reconstruction.hpp>
+#include <ptyko/kernels/pinned_mirror.hpp>
 #include <ptyko/core/scan.hpp>
 #include <ptyko/core/simulate.hpp>
 #include <ptyko/core/solver.hpp>
@@ -113,6 +114,31 @@ TEST_P(EpochWaits, NonePerBatchOnOneRank) {
   // batches; a wait per batch would pass 8 per epoch.
   EXPECT_LE(counter.device_waits(), 5 * 8) << GetParam() << " waited during epochs 4-8:\n" << counter.device_listed();
   EXPECT_GT(counter.device_waits(), 0) << "the epochs' ends wait: the counter must see them";
+}
+
+// On a device an epoch copies to the host only into page-locked memory
+// (docs/performance.md item 70): a copy into pageable memory would make the
+// host wait for the device's queue by itself, behind the fences counted
+// above. GPU builds only.
+TEST_P(EpochWaits, NoCopyToPageableMemory) {
+  if (host_reads_v<RealView1<float, Exec::memory_space>>)
+    GTEST_SKIP() << "the host reads this build's memory: nothing is staged";
+  LocalSync<float, Exec> sync;
+  auto const rec = warmed_up(GetParam(), sync);
+  test::PageableCopyCounter const counter;
+  while (!rec->done()) rec->step();
+  EXPECT_EQ(counter.total(), 0) << GetParam() << " copied into pageable memory in epochs 4-8:\n" << counter.listed();
+}
+
+// The counter itself sees such a copy.
+TEST(EpochWaits, ThePageableCopyCounterSeesACopy) {
+  if (host_reads_v<RealView1<float, Exec::memory_space>>)
+    GTEST_SKIP() << "the host reads this build's memory: no copy from a device";
+  RealView1<float, Exec::memory_space> device("ptyko::test::device", 16);
+  Kokkos::View<float*, Kokkos::HostSpace> pageable("ptyko::test::pageable", 16);
+  test::PageableCopyCounter const counter;
+  Kokkos::deep_copy(pageable, device);
+  EXPECT_EQ(counter.total(), 1) << counter.listed();
 }
 
 INSTANTIATE_TEST_SUITE_P(Solvers, EpochWaits, ::testing::Values("lsqml", "rpie", "epie"),

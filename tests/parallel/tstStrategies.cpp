@@ -693,6 +693,14 @@ TEST(Strategies, BatchSumFoldsTheLargestWeightIntoTheProbeSums) {
   }
 }
 
+// w <- 1 where w > 0 (a free function: CUDA's device lambdas cannot live in
+// a test's private body).
+void set_positive_to_one(Exec const& space, RealView2<float, Exec::memory_space> const& w) {
+  Kokkos::parallel_for(
+      "set_positive_to_one", Kokkos::RangePolicy<Exec>(space, 0, w.span()),
+      KOKKOS_LAMBDA(std::size_t k) { w.data()[k] = w.data()[k] > 0 ? 1.0f : 0.0f; });
+}
+
 // Devices do not know a rank's largest weight before the sums: exact
 // neighbour-consensus then queues this rank's own largest weight before the
 // exchange (FoldedMaximum::queue_own) and finds the largest the unpacks
@@ -734,10 +742,7 @@ TEST(Neighbor, BatchSumFindsTheLargestWeightFromTheMessages) {
       }
       // Weight 1 wherever this rank's footprints reach: the largest sum
       // (2 or more) then lies where ranks' weights meet, in an overlap.
-      auto const weight = w;
-      Kokkos::parallel_for(
-          "binarize", Kokkos::RangePolicy<Exec>(space, 0, w.span()),
-          KOKKOS_LAMBDA(std::size_t k) { weight.data()[k] = weight.data()[k] > 0 ? 1.0f : 0.0f; });
+      set_positive_to_one(space, w);
       double const own = max_over_tiles(space, tiles.list, w);
       RealView1<float, Mem> probe_sums("probe_sums", n + P);
       ComplexView3<float, Mem> probe_num(reinterpret_cast<Complex<float>*>(probe_sums.data()), M, D, D);
