@@ -52,12 +52,26 @@ class LabelCounts {
   static void count(char const* label) { ++counts()[label ? label : "(no label)"]; }
 };
 
-class AllocationCounter : public LabelCounts<AllocationCounter> {
+/// A LabelCounts whose callback is installed through `Set` (a Kokkos
+/// Tools setter) while it lives.
+template <class Kind, auto Set>
+class InstalledCounter : public LabelCounts<Kind> {
  public:
-  AllocationCounter() { Kokkos::Tools::Experimental::set_allocate_data_callback(&on_allocate); }
-  ~AllocationCounter() { Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr); }
-  AllocationCounter(AllocationCounter const&) = delete;
-  AllocationCounter& operator=(AllocationCounter const&) = delete;
+  ~InstalledCounter() { Set(nullptr); }
+  InstalledCounter(InstalledCounter const&) = delete;
+  InstalledCounter& operator=(InstalledCounter const&) = delete;
+
+ protected:
+  template <class Callback>
+  explicit InstalledCounter(Callback callback) {
+    Set(callback);
+  }
+};
+
+class AllocationCounter
+    : public InstalledCounter<AllocationCounter, &Kokkos::Tools::Experimental::set_allocate_data_callback> {
+ public:
+  AllocationCounter() : InstalledCounter(&on_allocate) {}
 
  private:
   static void on_allocate(Kokkos::Profiling::SpaceHandle, char const* label, void const*, std::uint64_t) {
@@ -65,12 +79,9 @@ class AllocationCounter : public LabelCounts<AllocationCounter> {
   }
 };
 
-class FenceCounter : public LabelCounts<FenceCounter> {
+class FenceCounter : public InstalledCounter<FenceCounter, &Kokkos::Tools::Experimental::set_begin_fence_callback> {
  public:
-  FenceCounter() { Kokkos::Tools::Experimental::set_begin_fence_callback(&on_fence); }
-  ~FenceCounter() { Kokkos::Tools::Experimental::set_begin_fence_callback(nullptr); }
-  FenceCounter(FenceCounter const&) = delete;
-  FenceCounter& operator=(FenceCounter const&) = delete;
+  FenceCounter() : InstalledCounter(&on_fence) {}
 
   /// The waits a GPU would make: all counted but the host FFT's own (the
   /// device forms on the host run FFTW, which waits for its inputs; a
@@ -96,12 +107,10 @@ class FenceCounter : public LabelCounts<FenceCounter> {
   }
 };
 
-class PageableCopyCounter : public LabelCounts<PageableCopyCounter> {
+class PageableCopyCounter
+    : public InstalledCounter<PageableCopyCounter, &Kokkos::Tools::Experimental::set_begin_deep_copy_callback> {
  public:
-  PageableCopyCounter() { Kokkos::Tools::Experimental::set_begin_deep_copy_callback(&on_copy); }
-  ~PageableCopyCounter() { Kokkos::Tools::Experimental::set_begin_deep_copy_callback(nullptr); }
-  PageableCopyCounter(PageableCopyCounter const&) = delete;
-  PageableCopyCounter& operator=(PageableCopyCounter const&) = delete;
+  PageableCopyCounter() : InstalledCounter(&on_copy) {}
 
  private:
   /// Memory only a device reads, by the names Kokkos gives its spaces.
