@@ -95,12 +95,13 @@ class OverlapMaximum {
     std::fill(m_active.begin(), m_active.end(), char(0));
     for (std::size_t l = 0; l < links.size(); ++l)
       for (int p = 0; p < links[l].n_in; ++p)
-        for (int c : m_cells_of[l]) m_active[std::size_t(c)] |= char(!intersect(box(links[l].in[p]), m_cells[std::size_t(c)].box).empty());
+        for (int c : m_cells_of[l])
+          if (!intersect(box(links[l].in[p]), m_cells[std::size_t(c)].box).empty()) m_active[std::size_t(c)] = 1;
     for (std::size_t c = 0; c < m_cells.size(); ++c) {
       if (!m_active[c]) continue;
       Cell const& cell = m_cells[c];
-      std::fill(m_sums.begin() + std::ptrdiff_t(cell.first), m_sums.begin() + std::ptrdiff_t(cell.first + cell.box.area()),
-                T(0));
+      auto const first = m_sums.begin() + std::ptrdiff_t(cell.first);
+      std::fill(first, first + std::ptrdiff_t(cell.box.area()), T(0));
       LinkWeights<T> const& l = links[std::size_t(cell.first_holder)];
       for (int q = 0; q < l.n_out; ++q)
         for_each_row(l.out[q], cell.box, [&](std::size_t packed, int y, int x0, int x1) {
