@@ -87,6 +87,15 @@ void fence(ExecutionSpace const& space, [[maybe_unused]] char const* label) {
 #endif
 }
 
+/// Fences every execution space, with the label where Kokkos takes one.
+inline void fence_all([[maybe_unused]] char const* label) {
+#if KOKKOS_VERSION >= 30500
+  Kokkos::fence(label);
+#else
+  Kokkos::fence();
+#endif
+}
+
 /// RAII profiling region ("ptyko::<Concept>::<step>") visible to Kokkos Tools.
 class ScopedRegion {
  public:

@@ -47,16 +47,19 @@ inline constexpr bool mpi_can_read_v =
 /// Reusable host staging buffer, page-locked where the build has a device
 /// (HostPinnedSpace: the staging copies then stay queued until the
 /// caller's one fence instead of each draining the device's queue). It
-/// grows to the largest request and stays; growing releases the old
-/// buffer, which no copy may still read: callers fence before they stage
-/// anew (StagedAllreduce, broadcast_view).
+/// grows to the largest request and stays.
 class HostStaging {
  public:
   template <class V>
   V* get(std::size_t n) {
     std::size_t const words = (n * sizeof(V) + sizeof(double) - 1) / sizeof(double);
-    if (m_buffer.extent(0) < words)
+    if (m_buffer.extent(0) < words) {
+      // The last call's copies back to the device may still read the old
+      // buffer (they are queued, not waited for): let them finish before
+      // it is released. Only while the buffer grows, in the first batches.
+      if (m_buffer.extent(0) > 0) fence_all("ptyko::parallel::HostStaging::grow");
       m_buffer = Buffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::parallel::staging"), words);
+    }
     return reinterpret_cast<V*>(m_buffer.data());
   }
 
