@@ -46,6 +46,14 @@ struct Layout {
   std::vector<H5Z_filter_t> filters;  // in write order
 };
 
+// HDF5's predefined file types, read once: their macros expand to comma
+// expressions, which nvcc's front end rejects inside a braced initialiser.
+struct FileTypes {
+  hid_t u8 = H5T_STD_U8LE, i16 = H5T_STD_I16LE, u16 = H5T_STD_U16LE, u16be = H5T_STD_U16BE;
+  hid_t i32 = H5T_STD_I32LE, u32 = H5T_STD_U32LE, i64 = H5T_STD_I64LE;
+  hid_t f32 = H5T_IEEE_F32LE, f64 = H5T_IEEE_F64LE;
+};
+
 // Writes `layout` at /data through HDF5's filters; values() converted by HDF5.
 void write_dataset(h5::File const& f, Layout const& l, char const* name = "data") {
   h5::Handle space(H5Screate_simple(int(l.dims.size()), l.dims.data(), nullptr));
@@ -101,18 +109,19 @@ std::vector<std::pair<std::vector<hsize_t>, std::vector<hsize_t>>> boxes(std::ve
 }
 
 TEST_F(ChunkInflate, BoxesReadAsHdf5ReadsThem) {
+  FileTypes const t;
   std::vector<H5Z_filter_t> const shuffled{H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE}, plain{H5Z_FILTER_DEFLATE};
   std::vector<Layout> const layouts = {
-      {{40, 24, 20}, {1, 24, 20}, H5T_STD_U16LE, shuffled},   // ptyko's and h5py's frame stacks
-      {{40, 24, 20}, {7, 10, 8}, H5T_STD_U16LE, shuffled},    // chunks across frames and the end
-      {{40, 24, 20}, {7, 10, 8}, H5T_STD_I32LE, plain},
-      {{40, 24, 20}, {3, 24, 20}, H5T_STD_U32LE, shuffled},
-      {{40, 24, 20}, {5, 7, 20}, H5T_IEEE_F64LE, shuffled},
-      {{40, 24, 20}, {4, 24, 9}, H5T_IEEE_F32LE, plain},
-      {{40, 24, 20}, {2, 5, 5}, H5T_STD_U8LE, shuffled},
-      {{40, 24, 20}, {6, 6, 6}, H5T_STD_I16LE, shuffled},
-      {{40, 24, 20}, {8, 8, 8}, H5T_STD_I64LE, plain},
-      {{5, 9, 24, 20}, {1, 4, 24, 20}, H5T_STD_U32LE, shuffled},  // a raster scan's (n1, n2, y, x)
+      {{40, 24, 20}, {1, 24, 20}, t.u16, shuffled},   // ptyko's and h5py's frame stacks
+      {{40, 24, 20}, {7, 10, 8}, t.u16, shuffled},    // chunks across frames and the end
+      {{40, 24, 20}, {7, 10, 8}, t.i32, plain},
+      {{40, 24, 20}, {3, 24, 20}, t.u32, shuffled},
+      {{40, 24, 20}, {5, 7, 20}, t.f64, shuffled},
+      {{40, 24, 20}, {4, 24, 9}, t.f32, plain},
+      {{40, 24, 20}, {2, 5, 5}, t.u8, shuffled},
+      {{40, 24, 20}, {6, 6, 6}, t.i16, shuffled},
+      {{40, 24, 20}, {8, 8, 8}, t.i64, plain},
+      {{5, 9, 24, 20}, {1, 4, 24, 20}, t.u32, shuffled},  // a raster scan's (n1, n2, y, x)
   };
   auto const path = file("layouts.h5");
   {
@@ -141,7 +150,8 @@ TEST_F(ChunkInflate, BoxesReadAsHdf5ReadsThem) {
 // filter that fails, and H5Dwrite_chunk stores what it is given): the
 // chunk's filter mask says which, and the read must undo only the others.
 TEST_F(ChunkInflate, ChunksWithSkippedFiltersReadAsHdf5ReadsThem) {
-  Layout const l{{6, 8, 8}, {1, 8, 8}, H5T_STD_U16LE, {H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE}};
+  FileTypes const t;
+  Layout const l{{6, 8, 8}, {1, 8, 8}, t.u16, {H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE}};
   auto const path = file("skipped.h5");
   {
     auto f = h5::File::create(path);
@@ -179,11 +189,12 @@ TEST_F(ChunkInflate, ChunksWithSkippedFiltersReadAsHdf5ReadsThem) {
 // public row reader gives HDF5's values for all of them, and for rows
 // asked in any order, repeated, and through a window.
 TEST_F(ChunkInflate, OtherLayoutsAreLeftToHdf5AndRowsReadTheSame) {
+  FileTypes const t;
   std::vector<Layout> const layouts = {
-      {{12, 16, 16}, {1, 16, 16}, H5T_STD_U16LE, {H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE}},  // threads
-      {{12, 16, 16}, {1, 16, 16}, H5T_STD_U16BE, {H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE}},  // big-endian
-      {{12, 16, 16}, {1, 16, 16}, H5T_STD_U16LE, {H5Z_FILTER_FLETCHER32, H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE}},
-      {{12, 16, 16}, {5, 16, 16}, H5T_STD_U16LE, {H5Z_FILTER_SHUFFLE}},  // not deflated
+      {{12, 16, 16}, {1, 16, 16}, t.u16, {H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE}},  // threads
+      {{12, 16, 16}, {1, 16, 16}, t.u16be, {H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE}},  // big-endian
+      {{12, 16, 16}, {1, 16, 16}, t.u16, {H5Z_FILTER_FLETCHER32, H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE}},
+      {{12, 16, 16}, {5, 16, 16}, t.u16, {H5Z_FILTER_SHUFFLE}},  // not deflated
   };
   auto const path = file("others.h5");
   {
