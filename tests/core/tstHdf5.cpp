@@ -212,11 +212,12 @@ TEST_F(Hdf5, LargeDatasetsDeflateOnThreadsAsHdf5Would) {
     std::vector<hsize_t> dims, chunk;
     void const* data;
   };
+  hid_t const native_double = H5T_NATIVE_DOUBLE;  // a comma expression: not inside the braces (nvcc)
   std::vector<Copy> const copies = {
       {"/object", "/object_by_hdf5", -1, {H, W}, {278, W}, object.data()},
       {"/frames", "/frames_by_hdf5", -1, {N, D, D}, {1, D, D}, frames.data()},
       {"/fine", "/fine_by_hdf5", fine_type.get(), {H, W}, {278, W}, fine.data()},
-      {"/map", "/map_by_hdf5", H5T_NATIVE_DOUBLE, {H, W}, {556, W}, map.data()},
+      {"/map", "/map_by_hdf5", native_double, {H, W}, {556, W}, map.data()},
   };
   {
     auto f = h5::File::create(path);
