@@ -348,6 +348,10 @@ std::vector<OptionDef> const& options() {
         "Side of the focus the sample sits on, for a probe computed from the data (no guess): upstream "
         "(converging beam), downstream (diverging) or auto (3-10 rPIE epochs from each, the lower cost wins)",
         [](RunConfig& c) -> auto& { return c.probe_focus; }));
+    t.push_back(option("probe", "focus_frames", "--probe-focus-frames",
+        "Frames the auto trial of --probe-focus runs on, over all ranks: a larger scan tries a compact part of "
+        "each rank's frames (at least 64 of each; 0: every frame)",
+        [](RunConfig& c) -> auto& { return c.probe_focus_frames; }));
     // -- [object]
     t.push_back(option("object", "clip", "--object-clip", "Clip the object amplitude at 1",
         [](RunConfig& c) -> auto& { return c.solver.object_clip; }, Flag::sets_true));
@@ -620,6 +624,8 @@ void finish_run_config(RunConfig& c) {
                 c.fourier_relax.value_or(0));
   PTYKO_REQUIRE(c.probe_diameter >= 0, "--probe-diameter must be >= 0 pixels, got ", c.probe_diameter);
   parse_probe_focus(c.probe_focus);  // a UserError naming --probe-focus and its values
+  PTYKO_REQUIRE(c.probe_focus_frames >= 0, "--probe-focus-frames must be >= 0 (0: every frame), got ",
+                c.probe_focus_frames);
   PTYKO_REQUIRE(c.error_every >= 0, "--error-every must be >= 0, got ", c.error_every);
   PTYKO_REQUIRE(c.checkpoint_every >= 0, "--checkpoint-every must be >= 0, got ", c.checkpoint_every);
   PTYKO_REQUIRE(c.sync_every >= 1, "--sync-every must be >= 1, got ", c.sync_every);

@@ -10,6 +10,7 @@
 // the --config file, the command line.
 
 #include <ptyko/core/dataset.hpp>
+#include <ptyko/core/probe_focus.hpp>
 #include <ptyko/core/solver.hpp>
 
 #include <CLI/CLI.hpp>
@@ -38,6 +39,7 @@ struct RunConfig {
   // -- [probe]
   double probe_diameter = 0;  ///< initial probe size without a guess (0: from the scan step)
   std::string probe_focus = "auto";  ///< side of the focus of a computed probe: auto, upstream, downstream
+  int probe_focus_frames = probe_focus_trial_frames;  ///< frames of the auto trial (0: all)
   std::string probe_guess;    ///< --probe FILE[:DATASET]: the initial probe (else the input's guess)
   // -- [parallel]
   std::string strategy = "neighbor";  ///< exact, and on every scan measured faster than full-sync at P > 1

@@ -1,3 +1,4 @@
+#include <ptyko/core/frame_stats.hpp>
 #include <ptyko/core/probe_focus.hpp>
 #include <ptyko/core/reconstruction.hpp>
 
@@ -8,12 +9,101 @@
 
 namespace ptyko {
 
+std::size_t probe_focus_quota(std::size_t own, std::size_t global, int max_frames) {
+  if (max_frames <= 0 || global <= std::size_t(max_frames)) return own;
+  // The share rounded up, so that the ranks' parts add up to max_frames or
+  // a few more.
+  std::size_t const share = (std::size_t(max_frames) * own + global - 1) / global;
+  return std::min(own, std::max<std::size_t>(share, probe_focus_rank_frames));
+}
+
+std::vector<std::size_t> compact_frames(std::vector<std::array<double, 2>> const& positions,
+                                        std::vector<std::size_t> const& ids, std::size_t count) {
+  std::vector<std::size_t> out;
+  if (count >= ids.size()) {
+    out = ids;
+  } else if (count > 0) {
+    double cy = 0, cx = 0;
+    for (std::size_t id : ids) {
+      cy += positions.at(id)[0];
+      cx += positions.at(id)[1];
+    }
+    cy /= double(ids.size());
+    cx /= double(ids.size());
+    // The centroid of a rank's frames may lie outside them (a ring of a
+    // spiral held by one rank): the part grows around the frame nearest it.
+    auto const distance2 = [&](std::size_t id, double y, double x) {
+      double const dy = positions[id][0] - y, dx = positions[id][1] - x;
+      return dy * dy + dx * dx;
+    };
+    auto const nearer = [&](double y, double x) {
+      return [&, y, x](std::size_t a, std::size_t b) {
+        double const da = distance2(a, y, x), db = distance2(b, y, x);
+        return da < db || (da == db && a < b);
+      };
+    };
+    std::size_t const seed = *std::min_element(ids.begin(), ids.end(), nearer(cy, cx));
+    out = ids;
+    std::nth_element(out.begin(), out.begin() + std::ptrdiff_t(count), out.end(),
+                     nearer(positions[seed][0], positions[seed][1]));
+    out.resize(count);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+
+/// What the trials run on: the rank's data and the scan's positions, or a
+/// compact part of each rank's frames, renumbered (see choose_probe_focus).
+template <class T, class ExecSpace>
+struct TrialFrames {
+  LocalData<T, ExecSpace> data;
+  std::vector<std::array<double, 2>> positions, file_positions;
+};
+
+template <class T, class ExecSpace>
+TrialFrames<T, ExecSpace> trial_frames(ExecSpace const& space, LocalData<T, ExecSpace> const& data,
+                                       Sync<T, ExecSpace>& sync,
+                                       std::vector<std::array<double, 2>> const& all_positions,
+                                       std::vector<std::array<double, 2>> const& file_positions, int max_frames) {
+  std::size_t const N = all_positions.size();
+  if (max_frames <= 0 || N <= std::size_t(max_frames)) return {data, all_positions, file_positions};
+  auto const mine =
+      compact_frames(all_positions, data.frame_ids, probe_focus_quota(data.frame_ids.size(), N, max_frames));
+  // Every rank learns the others' parts (one sum of a double per frame), so
+  // that the trial's frames are numbered alike everywhere.
+  std::vector<double> chosen(N, 0.0);
+  for (std::size_t id : mine) chosen[id] = 1.0;
+  sync.sum(chosen.data(), int(N));
+  TrialFrames<T, ExecSpace> out;
+  std::vector<std::size_t> new_id(N, 0);
+  for (std::size_t id = 0; id < N; ++id)
+    if (chosen[id] > 0) {
+      new_id[id] = out.positions.size();
+      out.positions.push_back(all_positions[id]);
+      if (!file_positions.empty()) out.file_positions.push_back(file_positions[id]);
+    }
+  std::vector<int> keep;
+  std::vector<std::size_t> ids;
+  for (std::size_t f = 0; f < data.frame_ids.size(); ++f)
+    if (chosen[data.frame_ids[f]] > 0) {
+      keep.push_back(int(f));
+      ids.push_back(new_id[data.frame_ids[f]]);
+    }
+  out.data = select_frames(space, data, keep, ids, out.positions.size());
+  return out;
+}
+
+}  // namespace
+
 template <class T, class ExecSpace>
 ProbeFocusTrial choose_probe_focus(ExecSpace const& space, LocalData<T, ExecSpace> const& data,
                                    Sync<T, ExecSpace>& sync, int tile_height, int tile_width,
                                    SolverOptions const& run, double probe_diameter,
                                    std::vector<std::array<double, 2>> const& all_positions,
-                                   std::vector<std::array<double, 2>> const& file_positions) {
+                                   std::vector<std::array<double, 2>> const& file_positions, int max_frames) {
+  auto const part = trial_frames(space, data, sync, all_positions, file_positions, max_frames);
   // rPIE is the cheapest epoch and tells the sides apart as clearly as
   // LSQML; DM's costs from either side stay alike for its first epochs.
   SolverOptions trial;
@@ -29,13 +119,13 @@ ProbeFocusTrial choose_probe_focus(ExecSpace const& space, LocalData<T, ExecSpac
   trial.fft_planner = run.fft_planner;
   trial.pipeline_chunk = run.pipeline_chunk;
   auto const trial_run = [&](ProbeFocus focus) {
-    State<T, ExecSpace> state = initial_state<T, ExecSpace>(space, data, sync, tile_height, tile_width,
+    State<T, ExecSpace> state = initial_state<T, ExecSpace>(space, part.data, sync, tile_height, tile_width,
                                                             HostComplex3(), run.modes, run.seed, probe_diameter,
                                                             focus);
-    state.tile_y = data.tile_y;
-    state.tile_x = data.tile_x;
-    return std::make_unique<Reconstruction<T, ExecSpace>>(space, data, std::move(state), trial, sync, all_positions,
-                                                          file_positions);
+    state.tile_y = part.data.tile_y;
+    state.tile_x = part.data.tile_x;
+    return std::make_unique<Reconstruction<T, ExecSpace>>(space, part.data, std::move(state), trial, sync,
+                                                          part.positions, part.file_positions);
   };
   // Both sides epoch by epoch (each epoch is whole and collective, so the
   // strategy sees one run's epoch at a time), until one side's cost is
@@ -43,6 +133,7 @@ ProbeFocusTrial choose_probe_focus(ExecSpace const& space, LocalData<T, ExecSpac
   auto upstream = trial_run(ProbeFocus::upstream);
   auto downstream = trial_run(ProbeFocus::downstream);
   ProbeFocusTrial out;
+  out.frames = part.positions.size();
   while (out.epochs < probe_focus_max_epochs) {
     out.upstream_cost = upstream->step().cost;
     out.downstream_cost = downstream->step().cost;
@@ -60,7 +151,7 @@ ProbeFocusTrial choose_probe_focus(ExecSpace const& space, LocalData<T, ExecSpac
   template ProbeFocusTrial choose_probe_focus<T, Kokkos::DefaultExecutionSpace>(                              \
       Kokkos::DefaultExecutionSpace const&, LocalData<T, Kokkos::DefaultExecutionSpace> const&,               \
       Sync<T, Kokkos::DefaultExecutionSpace>&, int, int, SolverOptions const&, double,                        \
-      std::vector<std::array<double, 2>> const&, std::vector<std::array<double, 2>> const&);
+      std::vector<std::array<double, 2>> const&, std::vector<std::array<double, 2>> const&, int);
 PTYKO_INSTANTIATE(float)
 PTYKO_INSTANTIATE(double)
 #undef PTYKO_INSTANTIATE

@@ -129,6 +129,21 @@ HostComplex3 probe_on_host(ComplexView3<T, Exec::memory_space> const& probe) {
   return out;
 }
 
+/// Every frame of `d` on one rank, its tile the whole grid.
+template <class T>
+LocalData<T, Exec> all_frames(Exec const& space, Dataset const& d) {
+  std::vector<std::size_t> ids(d.layout.info.frames);
+  std::iota(ids.begin(), ids.end(), std::size_t(0));
+  return load_local_data<T, Exec>(space, d.layout, ids, 0, 0, d.layout.grid.height, d.layout.grid.width,
+                                  LoadOptions{});
+}
+
+/// The computed probe's diameter as `ptyko reconstruct` takes it (from the
+/// scan step).
+double scan_probe_diameter(Dataset const& d) {
+  return default_probe_diameter(typical_step(d.layout.positions_px), d.layout.info.ny);
+}
+
 /// Runs `options.epochs` epochs on `d` as `ptyko reconstruct` would on one
 /// rank (all frames, tile = whole grid, no probe guess, probe diameter from
 /// the scan step) and scores the final object. `ignore_mask` drops the file's
@@ -139,12 +154,9 @@ RunResult reconstruct(Dataset const& d, SolverOptions const& options, bool ignor
   LocalSync<T, Exec> sync;
   auto const& layout = d.layout;
   int const H = layout.grid.height, W = layout.grid.width;
-  std::vector<std::size_t> ids(layout.info.frames);
-  std::iota(ids.begin(), ids.end(), std::size_t(0));
-  LoadOptions const load;
-  auto data = load_local_data<T, Exec>(space, layout, ids, 0, 0, H, W, load);
+  auto data = all_frames<T>(space, d);
   if (ignore_mask) data.mask = MaskView<Exec::memory_space>();
-  double const diameter = default_probe_diameter(typical_step(layout.positions_px), layout.info.ny);
+  double const diameter = scan_probe_diameter(d);
   // The side of the focus as the driver picks it (--probe-focus auto).
   ProbeFocusTrial const trial = choose_probe_focus<T, Exec>(space, data, sync, H, W, options, diameter,
                                                             layout.positions_px);
@@ -737,6 +749,37 @@ TEST(ProbeStart, EitherSideOfTheFocusConverges) {
               upstream.focus.downstream_cost);
   EXPECT_EQ(upstream.focus.focus, ProbeFocus::upstream);
   EXPECT_GT(upstream.focus.downstream_cost, 3 * upstream.focus.upstream_cost);
+}
+
+// A scan of more frames than the trial takes tries a compact part of itself
+// (core/probe_focus.hpp): the part tells the sides apart as the whole does
+// (measured on 128 of the 400 frames: 4.5 and 5.7 times the cost from the
+// wrong side after 3 epochs; 16-20 times on all of them).
+TEST(ProbeStart, APartOfTheScanChoosesTheSide) {
+  SimulationOptions sim = default_simulation();
+  sim.diverging_probe = true;
+  std::pair<Dataset const*, ProbeFocus> const cases[] = {{&default_dataset(), ProbeFocus::upstream},
+                                                         {&dataset("diverging", sim), ProbeFocus::downstream}};
+  Exec space;
+  LocalSync<float, Exec> sync;
+  for (auto const& [d, side] : cases) {
+    auto const data = all_frames<float>(space, *d);
+    int const part = 128;
+    ASSERT_GT(data.local_frames(), part);
+    ProbeFocusTrial const trial =
+        choose_probe_focus<float, Exec>(space, data, sync, d->layout.grid.height, d->layout.grid.width,
+                                        solver_options("rpie", 1), scan_probe_diameter(*d), d->layout.positions_px,
+                                        {}, part);
+    std::printf("%s data, trial on %zu of %d frames: costs %.4g upstream, %.4g downstream after %d epochs\n",
+                side == ProbeFocus::upstream ? "upstream" : "downstream", trial.frames, data.local_frames(),
+                trial.upstream_cost, trial.downstream_cost, trial.epochs);
+    SCOPED_TRACE(side == ProbeFocus::upstream ? "upstream data" : "downstream data");
+    EXPECT_EQ(trial.frames, std::size_t(part));
+    EXPECT_EQ(trial.focus, side);
+    double const right = side == ProbeFocus::upstream ? trial.upstream_cost : trial.downstream_cost;
+    double const wrong = side == ProbeFocus::upstream ? trial.downstream_cost : trial.upstream_cost;
+    EXPECT_GT(wrong, 3 * right);
+  }
 }
 
 }  // namespace

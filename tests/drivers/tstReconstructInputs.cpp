@@ -251,6 +251,11 @@ TEST_F(Inputs, UnknownProbeFocusListsTheValidOnes) {
                   {"--probe-focus 'sideways'", "auto", "upstream", "downstream"});
 }
 
+TEST_F(Inputs, NegativeProbeFocusFrames) {
+  good();
+  expect_rejected(args("scan.cxi", {"--probe-focus-frames", "-1"}), {"--probe-focus-frames", ">= 0", "got -1"});
+}
+
 TEST_F(Inputs, BatchSizeZero) {
   good();
   expect_rejected(args("scan.cxi", {"--batch-size", "0"}), {"--batch-size", ">= 1", "got 0"});

@@ -11,6 +11,10 @@
 // side decides. Where the sides part slowly (a probe much larger than the
 // start's diameter: 1 % apart after 3 epochs, 34 % after 10), the trial runs
 // longer; where they never part (a probe at its focus), either side serves.
+// The sides part within any well-overlapped part of the scan, so a large
+// scan's trial runs on a compact part of it: on the 10 000-frame file of
+// docs/performance.md, whose sides never part, 10 + 10 epochs of every
+// frame took 37 s of a 44 s one-epoch run.
 
 #include <ptyko/core/probe_modes.hpp>
 #include <ptyko/core/solver.hpp>
@@ -18,6 +22,7 @@
 #include <ptyko/core/sync.hpp>
 
 #include <array>
+#include <cstddef>
 #include <vector>
 
 namespace ptyko {
@@ -28,6 +33,12 @@ namespace ptyko {
 inline constexpr int probe_focus_min_epochs = 3;
 inline constexpr int probe_focus_max_epochs = 10;
 inline constexpr double probe_focus_decisive_ratio = 2.0;
+/// Frames of the trial by default (over all ranks): larger scans try a
+/// compact part of themselves (probe_focus_frames).
+inline constexpr int probe_focus_trial_frames = 1024;
+/// Every rank with frames tries at least this many of its own (or all it
+/// holds), so that each rank's part still overlaps itself at many ranks.
+inline constexpr int probe_focus_rank_frames = 64;
 
 /// What choose_probe_focus found.
 struct ProbeFocusTrial {
@@ -35,7 +46,22 @@ struct ProbeFocusTrial {
   double upstream_cost = 0;                 ///< mean cost per frame after the upstream trial
   double downstream_cost = 0;               ///< the same from the downstream start
   int epochs = 0;                           ///< rPIE epochs each side ran
+  std::size_t frames = 0;                   ///< frames the trials ran on, over all ranks
 };
+
+/// How many of its `own` frames a rank tries out of `global` over all ranks,
+/// for a trial of at most `max_frames` (<= 0: every frame): all of them when
+/// the scan has no more than max_frames, else its share of max_frames, at
+/// least probe_focus_rank_frames (or all it holds).
+std::size_t probe_focus_quota(std::size_t own, std::size_t global, int max_frames);
+
+/// The `count` frames of `ids` (global frame numbers) nearest the one of them
+/// nearest their centroid (`positions` indexed by frame number; ties to the
+/// lower number): a compact part of those frames' scan, which overlaps
+/// itself as the scan does. Ascending; all of `ids` when count >= their
+/// number.
+std::vector<std::size_t> compact_frames(std::vector<std::array<double, 2>> const& positions,
+                                        std::vector<std::size_t> const& ids, std::size_t count);
 
 /// Starts from each side's computed probe (initial_state with no guess) and
 /// runs rPIE epochs with the run's batching, noise model, modes, seed, probe
@@ -44,6 +70,9 @@ struct ProbeFocusTrial {
 /// returns the side whose last epoch's cost is lower (upstream on a tie).
 /// The run itself then starts afresh from that side's probe; nothing of the
 /// trials is kept. Both trials' states are held at once.
+/// A scan of more than `max_frames` frames (<= 0: no limit) tries each
+/// rank's compact_frames of its probe_focus_quota instead, a copy of those
+/// frames.
 /// `tile_height` x `tile_width`: this rank's object tile (at data.tile_y,
 /// data.tile_x). Collective: every rank gets the same answer.
 template <class T, class ExecSpace>
@@ -51,6 +80,7 @@ ProbeFocusTrial choose_probe_focus(ExecSpace const& space, LocalData<T, ExecSpac
                                    Sync<T, ExecSpace>& sync, int tile_height, int tile_width,
                                    SolverOptions const& run, double probe_diameter,
                                    std::vector<std::array<double, 2>> const& all_positions,
-                                   std::vector<std::array<double, 2>> const& file_positions = {});
+                                   std::vector<std::array<double, 2>> const& file_positions = {},
+                                   int max_frames = probe_focus_trial_frames);
 
 }  // namespace ptyko
