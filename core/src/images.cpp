@@ -3,6 +3,7 @@
 // no font file has to be found at run time (clusters rarely have one).
 
 #include "atomic_output.hpp"
+#include "host_threads.hpp"
 
 #include <ptyko/core/images.hpp>
 #include <ptyko/kernels/error.hpp>
@@ -17,7 +18,9 @@
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <string>
 #include <utility>
@@ -676,22 +679,39 @@ std::vector<std::string> write_result_pictures(std::string const& result_path, H
                                                std::vector<double> const& relative_flux,
                                                HostReal2 const& background) {
   auto paths = result_picture_paths(result_path);
-  write_png(paths[0], object_phase_picture(object));
-  write_png(paths[1], object_amplitude_picture(object));
-  write_png(paths[2], probe_picture(probe, power_fractions));
-  write_png(paths[3], convergence_picture(cost, noise_model.empty() ? "cost" : "cost (" + noise_model + ")"));
+  // Each picture drawn and encoded on a thread of its own where the process
+  // may run on several CPUs: a large object's two pictures take most of the
+  // time (about 0.3 s each at 2097 x 2095), and libpng encodes on one.
+  std::vector<std::function<Picture()>> draw = {
+      [&] { return object_phase_picture(object); }, [&] { return object_amplitude_picture(object); },
+      [&] { return probe_picture(probe, power_fractions); },
+      [&] { return convergence_picture(cost, noise_model.empty() ? "cost" : "cost (" + noise_model + ")"); }};
   if (!refined_positions.empty() && refined_positions.size() == file_positions.size()) {
     paths.push_back(result_output_stem(result_path) + "_positions.png");
-    write_png(paths.back(), positions_picture(file_positions, refined_positions));
+    draw.emplace_back([&] { return positions_picture(file_positions, refined_positions); });
   }
   if (!relative_flux.empty()) {
     paths.push_back(result_output_stem(result_path) + "_flux.png");
-    write_png(paths.back(), flux_picture(relative_flux));
+    draw.emplace_back([&] { return flux_picture(relative_flux); });
   }
   if (background.extent(0) > 0) {
     paths.push_back(result_output_stem(result_path) + "_background.png");
-    write_png(paths.back(), background_picture(background));
+    draw.emplace_back([&] { return background_picture(background); });
   }
+  // A failure (e.g. a missing folder) names the first picture that failed,
+  // whichever thread met it first.
+  std::vector<std::exception_ptr> failed(draw.size());
+  impl::on_threads(draw.size(), impl::host_threads(), [&] {
+    return [&](std::size_t j) {
+      try {
+        write_png(paths[j], draw[j]());
+      } catch (...) {
+        failed[j] = std::current_exception();
+      }
+    };
+  });
+  for (auto const& f : failed)
+    if (f) std::rethrow_exception(f);
   return paths;
 }
 
