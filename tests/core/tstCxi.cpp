@@ -1,6 +1,8 @@
 // CXI files: write -> inspect -> read round trips, files as other programs
 // write them, and one clear UserError per kind of broken file.
 #include <ptyko/core/cxi.hpp>
+#include <ptyko/core/dataset.hpp>
+#include <ptyko/core/fftshift.hpp>
 #include <ptyko/core/hdf5.hpp>
 #include <ptyko/core/probe_resample.hpp>
 #include <ptyko/kernels/error.hpp>
@@ -982,6 +984,52 @@ TEST_F(Cxi, ChunksReadIntoOneBufferEqualFramesReadAlone) {
         ASSERT_EQ(reused.data()[k], alone.data()[k]) << "bin " << bin << ", value " << k;
     }
     EXPECT_EQ((bin == 1 ? buffer.stored : buffer.binned).extent(0), 5u) << "grew to the largest chunk only";
+  }
+}
+
+// A rank's frames as load_local_data holds them: each the file's frame of
+// its id, un-shifted (zero frequency at [0][0]), through several 512-frame
+// chunks whose shifts run on threads in blocks of 16; kept as counts while
+// every value is one, else widened to float32 where the first non-count
+// chunk comes.
+TEST_F(Cxi, LoadedFramesAreTheFilesUnshiftedThroughEveryChunk) {
+  std::size_t const n = 1100;
+  int const d = 8;
+  auto c = make_contents(n, d, /*counts=*/false);
+  for (std::size_t f = 0; f < n; ++f)  // counts up to frame 700: the second chunk widens the stack
+    for (int k = 0; k < d * d; ++k)
+      if (f < 700) c.frames.data()[f * d * d + k] = std::floor(c.frames.data()[f * d * d + k]);
+  Kokkos::deep_copy(c.mask, std::uint8_t(1));  // masked pixels would be zeroed
+  auto const path = file("stack.cxi");
+  cxi_write(path, c);
+  ScanLayout const layout = read_scan_layout(path, LoadOptions{});
+  using Exec = Kokkos::DefaultExecutionSpace;
+  std::vector<std::size_t> ascending(n), backwards(n - 7);
+  std::iota(ascending.begin(), ascending.end(), std::size_t(0));
+  for (std::size_t k = 0; k < backwards.size(); ++k) backwards[k] = n - 1 - k;
+  struct Case {
+    char const* name;
+    std::vector<std::size_t> ids;
+    bool counts;
+  };
+  std::vector<std::size_t> const first(ascending.begin(), ascending.begin() + 601);  // counts, 2 chunks
+  for (auto const& [name, ids, counts] : {Case{"every frame", ascending, false}, Case{"backwards", backwards, false},
+                                          Case{"the counts", first, true}}) {
+    SCOPED_TRACE(name);
+    auto const data = load_local_data<float, Exec>(Exec(), layout, ids, 0, 0, layout.grid.height,
+                                                   layout.grid.width, LoadOptions{});
+    EXPECT_EQ(data.frames.is_counts(), counts);
+    ASSERT_EQ(data.frames.extent(0), ids.size());
+    data.frames.visit([&](auto const& stack) {
+      auto const h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), stack);  // device -> host: the stack
+      std::vector<float> expected(std::size_t(d) * d);
+      for (std::size_t f = 0; f < ids.size(); ++f) {
+        ifftshift2(&c.frames(ids[f], 0, 0), expected.data(), d, d);
+        for (int k = 0; k < d * d; ++k)
+          ASSERT_EQ(float(h.data()[f * d * d + std::size_t(k)]), expected[std::size_t(k)])
+              << "frame " << f << " (id " << ids[f] << "), pixel " << k;
+      }
+    });
   }
 }
 
