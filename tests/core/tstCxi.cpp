@@ -1013,9 +1013,12 @@ TEST_F(Cxi, LoadedFramesAreTheFilesUnshiftedThroughEveryChunk) {
     bool counts;
   };
   std::vector<std::size_t> const first(ascending.begin(), ascending.begin() + 601);  // counts, 2 chunks
-  for (auto const& [name, ids, counts] : {Case{"every frame", ascending, false}, Case{"backwards", backwards, false},
-                                          Case{"the counts", first, true}}) {
-    SCOPED_TRACE(name);
+  for (Case const& one : {Case{"every frame", ascending, false}, Case{"backwards", backwards, false},
+                          Case{"the counts", first, true}}) {
+    SCOPED_TRACE(one.name);
+    // References, not structured bindings: the lambda below captures them.
+    std::vector<std::size_t> const& ids = one.ids;
+    bool const counts = one.counts;
     auto const data = load_local_data<float, Exec>(Exec(), layout, ids, 0, 0, layout.grid.height,
                                                    layout.grid.width, LoadOptions{});
     EXPECT_EQ(data.frames.is_counts(), counts);
