@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <scan_positions.hpp>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -16,18 +18,7 @@ namespace {
 
 using namespace ptyko;
 using Positions = std::vector<std::array<double, 2>>;
-
-/// A Fermat spiral of n positions (the simulator's scan): neighbouring
-/// indices lie far apart on the object.
-Positions spiral(int n, double step) {
-  Positions p;
-  double const golden = M_PI * (3 - std::sqrt(5.0));
-  for (int k = 0; k < n; ++k) {
-    double const r = step * std::sqrt(double(k)), a = k * golden;
-    p.push_back({500 + r * std::sin(a), 500 + r * std::cos(a)});
-  }
-  return p;
-}
+using test::fermat_spiral;
 
 /// Every index 0..n-1 exactly once.
 void expect_permutation(std::vector<int> order, int n) {
@@ -57,7 +48,7 @@ TEST(Batching, WalkingOrderSnakesThroughBands) {
 // On a spiral scan the walk's steps are short: consecutive positions share
 // most of their object window. Non-finite positions come last, in order.
 TEST(Batching, WalkingOrderShortensTheStepsOfASpiralScan) {
-  Positions p = spiral(400, 8.7);
+  Positions p = fermat_spiral(400, 8.7);
   std::vector<int> file(p.size());
   std::iota(file.begin(), file.end(), 0);
   std::vector<int> const walk = walking_order(p, 32);
@@ -78,7 +69,7 @@ TEST(Batching, WalkingOrderShortensTheStepsOfASpiralScan) {
 }
 
 TEST(Batching, CompactGroupsAreEqualAndCoverEveryPosition) {
-  Positions const p = spiral(103, 8.7);
+  Positions const p = fermat_spiral(103, 8.7);
   auto const groups = compact_groups(p, 10);
   ASSERT_EQ(groups.size(), 10u);
   std::vector<int> all;
@@ -90,7 +81,7 @@ TEST(Batching, CompactGroupsAreEqualAndCoverEveryPosition) {
 }
 
 TEST(Batching, EverySchemeBatchesEveryPositionOnce) {
-  Positions const p = spiral(103, 8.7);
+  Positions const p = fermat_spiral(103, 8.7);
   for (BatchingScheme s : {BatchingScheme::sparse, BatchingScheme::compact, BatchingScheme::random}) {
     auto const batches = make_batches(p, 16, s, 7);
     EXPECT_EQ(batches.size(), 7u) << to_string(s);  // ceil(103 / 16)

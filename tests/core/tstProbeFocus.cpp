@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <scan_positions.hpp>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -17,18 +19,7 @@ namespace {
 
 using namespace ptyko;
 using Positions = std::vector<std::array<double, 2>>;
-
-/// A Fermat spiral of n positions (the simulator's scan): neighbouring
-/// indices lie far apart on the object.
-Positions spiral(int n, double step) {
-  Positions p;
-  double const golden = M_PI * (3 - std::sqrt(5.0));
-  for (int k = 0; k < n; ++k) {
-    double const r = step * std::sqrt(double(k)), a = k * golden;
-    p.push_back({500 + r * std::sin(a), 500 + r * std::cos(a)});
-  }
-  return p;
-}
+using test::fermat_spiral;
 
 std::vector<std::size_t> range(std::size_t from, std::size_t to) {
   std::vector<std::size_t> ids(to - from);
@@ -75,7 +66,7 @@ TEST(ProbeFocusQuota, EveryRankTriesAtLeastItsMinimum) {
 }
 
 TEST(CompactFrames, ADiscAroundTheFrameNearestTheCentroid) {
-  Positions const p = spiral(2000, 10);
+  Positions const p = fermat_spiral(2000, 10);
   std::size_t const count = 300;
   auto const part = compact_frames(p, range(0, p.size()), count);
   ASSERT_EQ(part.size(), count);
@@ -100,7 +91,7 @@ TEST(CompactFrames, ARingOfFramesGivesAnArcOfIt) {
   // One rank holding the spiral's outer ring (a contiguous block of the
   // file's frames): its centroid lies in the hole, and the part grows
   // around the ring's frame nearest it rather than around the hole.
-  Positions const p = spiral(2000, 10);
+  Positions const p = fermat_spiral(2000, 10);
   auto const ring = range(1500, 2000);
   auto const part = compact_frames(p, ring, 50);
   ASSERT_EQ(part.size(), 50u);
@@ -124,7 +115,7 @@ TEST(CompactFrames, TheOrderOfTheIdsDoesNotMatter) {
 }
 
 TEST(CompactFrames, AllOrNone) {
-  Positions const p = spiral(100, 5);
+  Positions const p = fermat_spiral(100, 5);
   std::vector<std::size_t> const ids = {7, 3, 50, 12};
   EXPECT_EQ(compact_frames(p, ids, 4), (std::vector<std::size_t>{3, 7, 12, 50}));
   EXPECT_EQ(compact_frames(p, ids, 10), (std::vector<std::size_t>{3, 7, 12, 50}));
