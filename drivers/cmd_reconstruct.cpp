@@ -534,11 +534,14 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
                                                                 kept_file_positions, cfg.probe_focus_frames);
       focus = trial.focus;
       log.info(fmt::format("reconstruct: computed probe {} of the focus ({} rPIE epochs from each side on {}{} "
-                           "frames in {:.2g} s: cost {:.5g} from upstream, {:.5g} from downstream; --probe-focus "
+                           "frames in {:.2g} s{}: cost {:.5g} from upstream, {:.5g} from downstream; --probe-focus "
                            "sets the side)",
                            to_string(focus), trial.epochs, trial.frames,
                            trial.frames < positions.size() ? fmt::format(" of {}", positions.size()) : "",
                            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                           trial.undecided_frames > 0
+                               ? fmt::format(", after {} of them had not decided", trial.undecided_frames)
+                               : "",
                            trial.upstream_cost, trial.downstream_cost));
     }
     state = initial_state<T, Exec>(space, data, *strategy, dec.tile_height, dec.tile_width, guess, cfg.solver.modes,

@@ -62,6 +62,12 @@ struct TrialFrames {
   std::vector<std::array<double, 2>> positions, file_positions;
 };
 
+/// Whether one side's cost is probe_focus_decisive_ratio times the other's.
+bool decisive(ProbeFocusTrial const& t) {
+  return std::max(t.upstream_cost, t.downstream_cost) >=
+         probe_focus_decisive_ratio * std::min(t.upstream_cost, t.downstream_cost);
+}
+
 template <class T, class ExecSpace>
 TrialFrames<T, ExecSpace> trial_frames(ExecSpace const& space, LocalData<T, ExecSpace> const& data,
                                        Sync<T, ExecSpace>& sync,
@@ -103,7 +109,6 @@ ProbeFocusTrial choose_probe_focus(ExecSpace const& space, LocalData<T, ExecSpac
                                    SolverOptions const& run, double probe_diameter,
                                    std::vector<std::array<double, 2>> const& all_positions,
                                    std::vector<std::array<double, 2>> const& file_positions, int max_frames) {
-  auto const part = trial_frames(space, data, sync, all_positions, file_positions, max_frames);
   // rPIE is the cheapest epoch and tells the sides apart as clearly as
   // LSQML; DM's costs from either side stay alike for its first epochs.
   SolverOptions trial;
@@ -118,32 +123,43 @@ ProbeFocusTrial choose_probe_focus(ExecSpace const& space, LocalData<T, ExecSpac
   trial.illumination = run.illumination;
   trial.fft_planner = run.fft_planner;
   trial.pipeline_chunk = run.pipeline_chunk;
-  auto const trial_run = [&](ProbeFocus focus) {
-    State<T, ExecSpace> state = initial_state<T, ExecSpace>(space, part.data, sync, tile_height, tile_width,
-                                                            HostComplex3(), run.modes, run.seed, probe_diameter,
-                                                            focus);
-    state.tile_y = part.data.tile_y;
-    state.tile_x = part.data.tile_x;
-    return std::make_unique<Reconstruction<T, ExecSpace>>(space, part.data, std::move(state), trial, sync,
-                                                          part.positions, part.file_positions);
+  auto const try_frames = [&](TrialFrames<T, ExecSpace> const& part) {
+    auto const trial_run = [&](ProbeFocus focus) {
+      State<T, ExecSpace> state = initial_state<T, ExecSpace>(space, part.data, sync, tile_height, tile_width,
+                                                              HostComplex3(), run.modes, run.seed, probe_diameter,
+                                                              focus);
+      state.tile_y = part.data.tile_y;
+      state.tile_x = part.data.tile_x;
+      return std::make_unique<Reconstruction<T, ExecSpace>>(space, part.data, std::move(state), trial, sync,
+                                                            part.positions, part.file_positions);
+    };
+    // Both sides epoch by epoch (each epoch is whole and collective, so the
+    // strategy sees one run's epoch at a time), until one side's cost is
+    // probe_focus_decisive_ratio times the other's.
+    auto upstream = trial_run(ProbeFocus::upstream);
+    auto downstream = trial_run(ProbeFocus::downstream);
+    ProbeFocusTrial out;
+    out.frames = part.positions.size();
+    while (out.epochs < probe_focus_max_epochs) {
+      out.upstream_cost = upstream->step().cost;
+      out.downstream_cost = downstream->step().cost;
+      ++out.epochs;
+      if (out.epochs >= probe_focus_min_epochs && decisive(out)) break;
+    }
+    // The costs are sums over all ranks: every rank decides alike.
+    out.focus = out.downstream_cost < out.upstream_cost ? ProbeFocus::downstream : ProbeFocus::upstream;
+    return out;
   };
-  // Both sides epoch by epoch (each epoch is whole and collective, so the
-  // strategy sees one run's epoch at a time), until one side's cost is
-  // probe_focus_decisive_ratio times the other's.
-  auto upstream = trial_run(ProbeFocus::upstream);
-  auto downstream = trial_run(ProbeFocus::downstream);
-  ProbeFocusTrial out;
-  out.frames = part.positions.size();
-  while (out.epochs < probe_focus_max_epochs) {
-    out.upstream_cost = upstream->step().cost;
-    out.downstream_cost = downstream->step().cost;
-    ++out.epochs;
-    double const high = std::max(out.upstream_cost, out.downstream_cost);
-    double const low = std::min(out.upstream_cost, out.downstream_cost);
-    if (out.epochs >= probe_focus_min_epochs && high >= probe_focus_decisive_ratio * low) break;
+  auto const part = trial_frames(space, data, sync, all_positions, file_positions, max_frames);
+  ProbeFocusTrial out = try_frames(part);
+  if (out.frames < all_positions.size() && !decisive(out)) {
+    // The part did not tell the sides apart (it may hold little of the
+    // sample: a scan's middle over empty support film): the whole scan
+    // decides, as without a part.
+    std::size_t const undecided = out.frames;
+    out = try_frames(TrialFrames<T, ExecSpace>{data, all_positions, file_positions});
+    out.undecided_frames = undecided;
   }
-  // The costs are sums over all ranks: every rank decides alike.
-  out.focus = out.downstream_cost < out.upstream_cost ? ProbeFocus::downstream : ProbeFocus::upstream;
   return out;
 }
 

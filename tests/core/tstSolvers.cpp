@@ -34,6 +34,7 @@
 #include <complex>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -95,11 +96,15 @@ SimulationOptions default_simulation() {
   return s;
 }
 
-Dataset const& dataset(std::string const& key, SimulationOptions const& sim) {
+/// The simulation of `sim` as a file, cached by `key`; `alter` may change
+/// the file's contents first (the truth is kept as simulated).
+Dataset const& dataset(std::string const& key, SimulationOptions const& sim,
+                       std::function<void(CxiContents&)> const& alter = {}) {
   auto& d = datasets()[key];
   if (!d) {
     d = std::make_unique<Dataset>();
     CxiContents contents = simulate(sim);
+    if (alter) alter(contents);
     d->path = test::temp_path("solvers-" + key + ".cxi").string();
     cxi_write(d->path, contents);
     d->layout = read_scan_layout(d->path, LoadOptions{});
@@ -780,6 +785,39 @@ TEST(ProbeStart, APartOfTheScanChoosesTheSide) {
     double const wrong = side == ProbeFocus::upstream ? trial.downstream_cost : trial.upstream_cost;
     EXPECT_GT(wrong, 3 * right);
   }
+}
+
+// A part of the scan that holds nothing to tell the sides apart (its frames
+// all the scan's mean pattern, as over a blank support film) leaves the
+// choice to the whole scan.
+TEST(ProbeStart, AnUndecidedPartLeavesTheChoiceToTheWholeScan) {
+  SimulationOptions sim = default_simulation();
+  sim.diverging_probe = true;
+  int const part = 128;
+  Dataset const& d = dataset("diverging_blank_middle", sim, [&](CxiContents& c) {
+    std::size_t const n = c.frames.extent(0), pixels = c.frames.extent(1) * c.frames.extent(2);
+    std::vector<std::size_t> all(n);
+    std::iota(all.begin(), all.end(), std::size_t(0));
+    std::vector<double> mean(pixels, 0.0);
+    for (std::size_t f = 0; f < n; ++f)
+      for (std::size_t k = 0; k < pixels; ++k) mean[k] += c.frames.data()[f * pixels + k] / double(n);
+    for (std::size_t f : compact_frames(c.truth->positions_px, all, part))
+      for (std::size_t k = 0; k < pixels; ++k) c.frames.data()[f * pixels + k] = float(std::round(mean[k]));
+  });
+  Exec space;
+  LocalSync<float, Exec> sync;
+  auto const data = all_frames<float>(space, d);
+  ProbeFocusTrial const trial =
+      choose_probe_focus<float, Exec>(space, data, sync, d.layout.grid.height, d.layout.grid.width,
+                                      solver_options("rpie", 1), scan_probe_diameter(d), d.layout.positions_px, {},
+                                      part);
+  std::printf("blank middle: %zu frames undecided, then %zu frames: costs %.4g upstream, %.4g downstream after %d "
+              "epochs\n",
+              trial.undecided_frames, trial.frames, trial.upstream_cost, trial.downstream_cost, trial.epochs);
+  EXPECT_EQ(trial.undecided_frames, std::size_t(part));
+  EXPECT_EQ(trial.frames, std::size_t(data.local_frames()));
+  EXPECT_EQ(trial.focus, ProbeFocus::downstream);
+  EXPECT_GT(trial.upstream_cost, 2 * trial.downstream_cost);
 }
 
 }  // namespace

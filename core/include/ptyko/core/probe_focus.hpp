@@ -11,10 +11,12 @@
 // side decides. Where the sides part slowly (a probe much larger than the
 // start's diameter: 1 % apart after 3 epochs, 34 % after 10), the trial runs
 // longer; where they never part (a probe at its focus), either side serves.
-// The sides part within any well-overlapped part of the scan, so a large
-// scan's trial runs on a compact part of it: on the 10 000-frame file of
-// docs/performance.md, whose sides never part, 10 + 10 epochs of every
-// frame took 37 s of a 44 s one-epoch run.
+// The sides part within a well-overlapped part of the scan that holds some
+// of the sample, so a large scan's trial runs on a compact part of it first
+// (on the 10 000-frame file of docs/performance.md, whose sides never
+// parted over the whole scan, 10 + 10 epochs of every frame took 37 s of a
+// 44 s one-epoch run; 1024 of its frames decided in 3 + 3 epochs), and on
+// the whole scan only where that part does not decide.
 
 #include <ptyko/core/probe_modes.hpp>
 #include <ptyko/core/solver.hpp>
@@ -47,6 +49,9 @@ struct ProbeFocusTrial {
   double downstream_cost = 0;               ///< the same from the downstream start
   int epochs = 0;                           ///< rPIE epochs each side ran
   std::size_t frames = 0;                   ///< frames the trials ran on, over all ranks
+  /// Frames of a part of the scan whose trial did not decide before the
+  /// whole scan's did (0: none was tried, or it decided).
+  std::size_t undecided_frames = 0;
 };
 
 /// How many of its `own` frames a rank tries out of `global` over all ranks,
@@ -71,8 +76,9 @@ std::vector<std::size_t> compact_frames(std::vector<std::array<double, 2>> const
 /// The run itself then starts afresh from that side's probe; nothing of the
 /// trials is kept. Both trials' states are held at once.
 /// A scan of more than `max_frames` frames (<= 0: no limit) tries each
-/// rank's compact_frames of its probe_focus_quota instead, a copy of those
-/// frames.
+/// rank's compact_frames of its probe_focus_quota first, a copy of those
+/// frames, and the whole scan only where that part's sides did not part by
+/// the decisive ratio within probe_focus_max_epochs.
 /// `tile_height` x `tile_width`: this rank's object tile (at data.tile_y,
 /// data.tile_x). Collective: every rank gets the same answer.
 template <class T, class ExecSpace>
