@@ -150,8 +150,8 @@ ProbeFocusTrial choose_probe_focus(ExecSpace const& space, LocalData<T, ExecSpac
     out.focus = out.downstream_cost < out.upstream_cost ? ProbeFocus::downstream : ProbeFocus::upstream;
     return out;
   };
-  auto const part = trial_frames(space, data, sync, all_positions, file_positions, max_frames);
-  ProbeFocusTrial out = try_frames(part);
+  // The part's frames (a copy) are released before any trial of the whole.
+  ProbeFocusTrial out = try_frames(trial_frames(space, data, sync, all_positions, file_positions, max_frames));
   if (out.frames < all_positions.size() && !decisive(out)) {
     // The part did not tell the sides apart (it may hold little of the
     // sample: a scan's middle over empty support film): the whole scan
