@@ -451,7 +451,11 @@ class Neighbor final : public Strategy<T, ExecSpace> {
                          FoldedMaximum<T, Mem> const& fold) override {
     PTYKO_ASSERT(shared.plan == nullptr || (m_sync_every == 1 && m_on_tile_grid),
                  "products move in the exact mode on the tile grid only (held_boxes)");
-    bool const folding = probe && m_comm.size() > 1 && fold.slots.extent(0) == std::size_t(m_comm.size());
+    // One rank: its sums are the sums, and nothing is waited for (on a
+    // device the batch then runs from its sums to its update without the
+    // host, as with LocalSync).
+    if (m_comm.size() == 1) return {local_max, false};
+    bool const folding = probe && fold.slots.extent(0) == std::size_t(m_comm.size());
     // This rank's largest weight unknown (devices): its own part is queued
     // to the host behind the exchange's wait, and the largest the unpacks
     // leave is found on the host from the messages (OverlapMaximum),
@@ -463,10 +467,6 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       probe_sums.add(probe_w);
       if (folding) probe_sums.add(fold.slots);
     }
-    // One rank: its sums are the sums, and nothing is waited for (on a
-    // device the batch then runs from its sums to its update without the
-    // host, as with LocalSync).
-    if (m_comm.size() == 1) return {local_max, false};
     if (m_sync_every > 1 || m_links.empty()) {  // nothing to exchange: the weights are this rank's own
       if (own_queued) fold.queue_own();
       if (probe) {
