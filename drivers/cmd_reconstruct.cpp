@@ -878,6 +878,11 @@ int reconstruct(parallel::Environment& env, ReconstructArgs const& args) {
     return 0;
   }
   StopSignals signals(env.rank());
+  // Ranks bound to fewer CPUs than their threads (said before any file is read).
+  if (!env.cpu_warning().empty()) {
+    fmt::print(stderr, "ptyko: warning: {}\n", env.cpu_warning());
+    std::fflush(stderr);
+  }
   return cfg.double_precision ? run<double>(cfg, resume_file, resume_dir) : run<float>(cfg, resume_file, resume_dir);
 }
 

@@ -45,12 +45,15 @@ inline std::string shell_quote(std::string const& s) {
   return q + "'";
 }
 
-/// `[mpiexec -n ranks FLAGS] ptyko args...` as a shell command (ranks 0: no mpiexec).
-inline std::string ptyko_command(std::vector<std::string> const& args, int ranks = 0) {
+/// `[mpiexec -n ranks FLAGS] [wrapper] ptyko args...` as a shell command
+/// (ranks 0: no mpiexec; `wrapper`, e.g. "taskset -c 0", runs each rank).
+inline std::string ptyko_command(std::vector<std::string> const& args, int ranks = 0,
+                                 std::string const& wrapper = "") {
   std::string cmd;
   if (ranks > 0)
     cmd = env_or("PTYKO_MPIEXEC", "mpiexec") + " " + env_or("PTYKO_MPIEXEC_NUMPROC_FLAG", "-n") + " " +
           std::to_string(ranks) + " " + env_or("PTYKO_MPIEXEC_FLAGS", "--oversubscribe") + " ";
+  if (!wrapper.empty()) cmd += wrapper + " ";
   cmd += shell_quote(ptyko_exe());
   for (auto const& a : args) cmd += " " + shell_quote(a);
   return cmd;
@@ -116,9 +119,9 @@ class DriverTest : public TempDirTest {
     TempDirTest::TearDown();
   }
 
-  /// Runs ptyko in `dir` and waits.
-  Outcome run(std::vector<std::string> const& args, int ranks = 0) const {
-    std::string const cmd = "cd " + shell_quote(m_dir.string()) + " && " + ptyko_command(args, ranks) + " >" +
+  /// Runs ptyko in `dir` and waits (each rank through `wrapper`, if any).
+  Outcome run(std::vector<std::string> const& args, int ranks = 0, std::string const& wrapper = "") const {
+    std::string const cmd = "cd " + shell_quote(m_dir.string()) + " && " + ptyko_command(args, ranks, wrapper) + " >" +
                             shell_quote((m_io / "stdout").string()) + " 2>" + shell_quote((m_io / "stderr").string());
     int const status = std::system(cmd.c_str());
     Outcome o;

@@ -18,6 +18,9 @@
 #include <ptyko/core/probe_resample.hpp>
 #include <ptyko/core/result_file.hpp>
 
+#include <sched.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -329,6 +332,32 @@ TEST_F(Run, WarnsAboutBatchesSmallerThanTheRankCount) {
                           "rpie", "--batch-size", "3"},
                          3);
   EXPECT_FALSE(contains(enough.err, "--batch-size")) << enough.err;
+}
+
+// Ranks bound to fewer CPUs than their threads take turns on them while
+// other CPUs idle (OMP_PROC_BIND with mpiexec --bind-to none pins every
+// rank to the first CPU): said once, before the run, with the remedy.
+TEST_F(Run, WarnsAboutRanksSharingACpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  int first = -1;
+  for (int c = 0; c < CPU_SETSIZE && first < 0; ++c)
+    if (CPU_ISSET(c, &set)) first = c;
+  std::string const taskset = "taskset -c " + std::to_string(first);
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || std::system((taskset + " true >/dev/null 2>&1").c_str()) != 0)
+    GTEST_SKIP() << "needs two CPUs online and taskset";
+  std::vector<std::string> const args{"reconstruct", "scan.cxi", "-o", "out.h5", "--epochs", "1", "-q", "--no-images"};
+  Outcome const pinned = run(args, 2, taskset);
+  EXPECT_EQ(pinned.code, 0) << pinned.err;
+  std::string const expected = "ptyko: warning: 2 ranks on node ";
+  auto const at = pinned.err.find(expected);
+  ASSERT_NE(at, std::string::npos) << pinned.err;
+  EXPECT_EQ(pinned.err.find(expected, at + 1), std::string::npos) << "said once: " << pinned.err;
+  EXPECT_TRUE(contains(pinned.err, "run 2 threads on 1 of its")) << pinned.err;
+  EXPECT_TRUE(contains(pinned.err, "CPUs (" + std::to_string(first) + "), which take turns")) << pinned.err;
+  Outcome const spread = ok(args, 2);  // mpiexec's own binding: a core each, or none when oversubscribed
+  EXPECT_FALSE(contains(spread.err, "take turns")) << spread.err;
 }
 
 TEST_F(Run, WarnsAboutSaturatedPixels) {

@@ -3,9 +3,11 @@
 // MPI_THREAD_FUNNELED: only the main thread calls MPI), then Kokkos, with one
 // GPU per rank chosen by the node-local rank (MPI_Comm_split_type shared), and
 // tear-down in reverse order. Programs that are not MPI-launched still work:
-// MPI runs them as a singleton.
+// MPI runs them as a singleton. It also checks that a node's ranks do not
+// share CPUs their threads would take turns on (cpu_warning).
 
 #include <memory>
+#include <string>
 
 namespace Kokkos {
 class ScopeGuard;
@@ -28,6 +30,11 @@ class Environment {
   int local_size() const { return m_local_size; }
   /// Device this rank uses (-1 on host-only builds).
   int device_id() const { return m_device; }
+  /// On rank 0: one line when the ranks of a node run more threads than
+  /// the CPUs they are bound to, while the node has more (they would take
+  /// turns, e.g. every rank pinned to CPU 0); the first such node's.
+  /// Empty otherwise and on other ranks.
+  std::string const& cpu_warning() const { return m_cpu_warning; }
 
   /// Ends every rank with `code` (MPI_Abort): a failing rank must not leave
   /// the others waiting in a collective.
@@ -36,6 +43,7 @@ class Environment {
  private:
   int m_rank = 0, m_size = 1, m_local = 0, m_local_size = 1, m_device = -1;
   bool m_finalize_mpi = false;
+  std::string m_cpu_warning;
   std::unique_ptr<Kokkos::ScopeGuard> m_kokkos;
 };
 
