@@ -63,7 +63,7 @@ std::string shared_cpus_warning(std::string const& node, std::vector<std::vector
          " CPUs (" + cpu_list({used.begin(), used.end()}) +
          "), which take turns: give each rank cores of its own (mpiexec --bind-to core, or --map-by "
          "ppr:N:socket:PE=T with OMP_NUM_THREADS=T) or launch unbound (mpiexec --bind-to none, OMP_PROC_BIND "
-         "unset)";
+         "and OMP_PLACES unset)";
 }
 
 }  // namespace ptyko::parallel::impl
