@@ -13,6 +13,7 @@
 #include <hip/hip_runtime_api.h>
 #endif
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <climits>
