@@ -1,0 +1,63 @@
+# ptyko_check_kokkos_view(): stop the configuration, with the fix, when the
+# Kokkos found builds Views that crash when copied.
+#
+# Kokkos 4.7 and later build View on mdspan by default (unless configured
+# with Kokkos_ENABLE_IMPL_VIEW_LEGACY=ON). GCC 12, Debian bookworm's compiler,
+# compiles that View's default constructor without the flag that marks an
+# empty View as holding no allocation (kokkos/kokkos#7464; at any -O level):
+# copying an empty View then dereferences a null allocation record, and every
+# ptyko run and test crashes on its first empty View (measured with a Kokkos
+# 4.6.99 develop snapshot and g++ 12.2; Clang 14 on the same install is fine).
+# Later Kokkos releases carry fixes for some GCC 12 versions and not others
+# (kokkos/kokkos#8223, #9262), so this checks the build rather than a version:
+# a program that copies an empty View is built and run with the compiler and
+# Kokkos of this configuration. It needs no device (Kokkos is not
+# initialised) and is skipped when cross-compiling or when Kokkos has no
+# mdspan-based View (before 4.7, or built with the legacy one).
+# Ptyko_CHECK_KOKKOS_VIEW=OFF skips it.
+function(ptyko_check_kokkos_view)
+  option(Ptyko_CHECK_KOKKOS_VIEW "Check at configure time that the Kokkos found copies an empty View without crashing" ON)
+  if(NOT Ptyko_CHECK_KOKKOS_VIEW OR CMAKE_CROSSCOMPILING)
+    return()
+  endif()
+  if(Kokkos_VERSION VERSION_LESS 4.6.99 OR NOT Kokkos_ENABLE_IMPL_MDSPAN OR Kokkos_ENABLE_IMPL_VIEW_LEGACY)
+    return()
+  endif()
+  if(DEFINED Ptyko_KOKKOS_VIEW_COPIES AND Ptyko_KOKKOS_VIEW_COPIES_FOR STREQUAL "${Kokkos_DIR};${CMAKE_CXX_COMPILER}")
+    set(_copies ${Ptyko_KOKKOS_VIEW_COPIES})
+  else()
+    set(_dir ${CMAKE_BINARY_DIR}/CMakeFiles/ptyko_check_kokkos_view)
+    file(WRITE ${_dir}/copy_empty_view.cpp [=[
+#include <Kokkos_Core.hpp>
+int main() {
+  Kokkos::View<float*, Kokkos::HostSpace> empty;
+  Kokkos::View<float*, Kokkos::HostSpace> copy = empty;  // crashes where the View is miscompiled
+  return copy.data() == nullptr ? 0 : 1;
+}
+]=])
+    try_run(_run _built ${_dir}/build ${_dir}/copy_empty_view.cpp
+            LINK_LIBRARIES Kokkos::kokkos
+            CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
+            COMPILE_OUTPUT_VARIABLE _compile_output)
+    if(NOT _built)
+      # Not this check's business: the build itself will say what is wrong.
+      message(STATUS "ptyko: could not build the empty-View check against Kokkos ${Kokkos_VERSION}; skipped")
+      return()
+    endif()
+    if(_run EQUAL 0)
+      set(_copies ON)
+    else()
+      set(_copies OFF)
+    endif()
+    set(Ptyko_KOKKOS_VIEW_COPIES ${_copies} CACHE INTERNAL "The Kokkos found copies an empty View")
+    set(Ptyko_KOKKOS_VIEW_COPIES_FOR "${Kokkos_DIR};${CMAKE_CXX_COMPILER}" CACHE INTERNAL "")
+  endif()
+  if(NOT _copies)
+    message(FATAL_ERROR
+      "ptyko: Kokkos ${Kokkos_VERSION} (${Kokkos_DIR}) with ${CMAKE_CXX_COMPILER_ID} "
+      "${CMAKE_CXX_COMPILER_VERSION} crashes when it copies an empty View (its mdspan-based View, "
+      "miscompiled by GCC 12: kokkos/kokkos#7464), so ptyko would crash too. Fix: rebuild Kokkos with "
+      "-DKokkos_ENABLE_IMPL_VIEW_LEGACY=ON, or build Kokkos and ptyko with GCC 13 or later or Clang; "
+      "-DPtyko_CHECK_KOKKOS_VIEW=OFF skips this check.")
+  endif()
+endfunction()
