@@ -29,22 +29,29 @@ function(ptyko_check_kokkos_view)
     set(_dir ${CMAKE_BINARY_DIR}/CMakeFiles/ptyko_check_kokkos_view)
     file(WRITE ${_dir}/copy_empty_view.cpp [=[
 #include <Kokkos_Core.hpp>
+#include <cstdio>
 int main() {
+  std::fputs("copying\n", stdout);
+  std::fflush(stdout);
   Kokkos::View<float*, Kokkos::HostSpace> empty;
   Kokkos::View<float*, Kokkos::HostSpace> copy = empty;  // crashes where the View is miscompiled
-  return copy.data() == nullptr ? 0 : 1;
+  std::fputs(copy.data() == nullptr ? "copied\n" : "wrong\n", stdout);
+  return 0;
 }
 ]=])
     try_run(_run _built ${_dir}/build ${_dir}/copy_empty_view.cpp
             LINK_LIBRARIES Kokkos::kokkos
             CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
-            COMPILE_OUTPUT_VARIABLE _compile_output)
-    if(NOT _built)
-      # Not this check's business: the build itself will say what is wrong.
-      message(STATUS "ptyko: could not build the empty-View check against Kokkos ${Kokkos_VERSION}; skipped")
+            COMPILE_OUTPUT_VARIABLE _compile_output
+            RUN_OUTPUT_VARIABLE _run_output)
+    if(NOT _built OR NOT _run_output MATCHES "copying")
+      # Not this check's business when the program does not build or start
+      # (e.g. a CUDA build on a machine without the driver): the build and
+      # the tests will say what is wrong.
+      message(STATUS "ptyko: could not build or start the empty-View check against Kokkos ${Kokkos_VERSION}; skipped")
       return()
     endif()
-    if(_run EQUAL 0)
+    if(_run_output MATCHES "copied")
       set(_copies ON)
     else()
       set(_copies OFF)
