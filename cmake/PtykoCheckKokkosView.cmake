@@ -12,9 +12,11 @@
 # (kokkos/kokkos#8223, #9262), so this checks the build rather than a version:
 # a program that copies an empty View is built and run with the compiler and
 # Kokkos of this configuration. It needs no device (Kokkos is not
-# initialised) and is skipped when cross-compiling or when Kokkos has no
-# mdspan-based View (before 4.7, or built with the legacy one).
-# Ptyko_CHECK_KOKKOS_VIEW=OFF skips it.
+# initialised) and is skipped when cross-compiling, when Kokkos has no
+# mdspan-based View (before 4.7, or built with the legacy one), or when its
+# program does not build or start (a CUDA build on a machine without the
+# driver). Its answer is kept until the Kokkos install, its date or the
+# compiler change. Ptyko_CHECK_KOKKOS_VIEW=OFF skips it.
 function(ptyko_check_kokkos_view)
   option(Ptyko_CHECK_KOKKOS_VIEW "Check at configure time that the Kokkos found copies an empty View without crashing" ON)
   if(NOT Ptyko_CHECK_KOKKOS_VIEW OR CMAKE_CROSSCOMPILING)
@@ -23,7 +25,9 @@ function(ptyko_check_kokkos_view)
   if(Kokkos_VERSION VERSION_LESS 4.6.99 OR NOT Kokkos_ENABLE_IMPL_MDSPAN OR Kokkos_ENABLE_IMPL_VIEW_LEGACY)
     return()
   endif()
-  if(DEFINED Ptyko_KOKKOS_VIEW_COPIES AND Ptyko_KOKKOS_VIEW_COPIES_FOR STREQUAL "${Kokkos_DIR};${CMAKE_CXX_COMPILER}")
+  file(TIMESTAMP ${Kokkos_DIR}/KokkosConfig.cmake _installed)
+  set(_key "${Kokkos_DIR};${_installed};${CMAKE_CXX_COMPILER}")
+  if(DEFINED Ptyko_KOKKOS_VIEW_COPIES AND Ptyko_KOKKOS_VIEW_COPIES_FOR STREQUAL _key)
     set(_copies ${Ptyko_KOKKOS_VIEW_COPIES})
   else()
     set(_dir ${CMAKE_BINARY_DIR}/CMakeFiles/ptyko_check_kokkos_view)
@@ -42,7 +46,6 @@ int main() {
     try_run(_run _built ${_dir}/build ${_dir}/copy_empty_view.cpp
             LINK_LIBRARIES Kokkos::kokkos
             CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
-            COMPILE_OUTPUT_VARIABLE _compile_output
             RUN_OUTPUT_VARIABLE _run_output)
     if(NOT _built OR NOT _run_output MATCHES "copying")
       # Not this check's business when the program does not build or start
@@ -57,7 +60,7 @@ int main() {
       set(_copies OFF)
     endif()
     set(Ptyko_KOKKOS_VIEW_COPIES ${_copies} CACHE INTERNAL "The Kokkos found copies an empty View")
-    set(Ptyko_KOKKOS_VIEW_COPIES_FOR "${Kokkos_DIR};${CMAKE_CXX_COMPILER}" CACHE INTERNAL "")
+    set(Ptyko_KOKKOS_VIEW_COPIES_FOR "${_key}" CACHE INTERNAL "")
   endif()
   if(NOT _copies)
     message(FATAL_ERROR
