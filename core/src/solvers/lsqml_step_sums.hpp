@@ -149,22 +149,26 @@ void step_sums_rows(ExecSpace const& space, int B, StepSumsViews<T, typename Exe
 }
 
 /// step_sums_rows for a compiled mode count MC: the N pixels from column c0
-/// of one row, every mode of a pixel in one pass (the modes' loop unrolls),
-/// pixel k's sums into lane k of the 6 quantity-major runs of Lanes partial
-/// sums each (N = Lanes, or 1 for the columns after the last full chunk,
-/// into lane 0).
+/// of one row, mode by mode (each mode's loop over the N pixels vectorises;
+/// S_b D_O is sampled once for all modes), pixel k's sums into lane k of
+/// the 6 quantity-major runs of Lanes partial sums each (N = Lanes, or 1
+/// for the columns after the last full chunk, into lane 0). Pixels outer
+/// and modes inner (the modes' loop unrolled inside the pixels') was slower
+/// for every count and fell off a cliff at 4 modes, where GCC 12 no longer
+/// vectorised it: the batch's step sums took 104 ms per epoch instead of 25
+/// (docs/performance.md, item 77).
 template <int MC, int N, int Lanes, bool WithProbe, class T>
 KOKKOS_INLINE_FUNCTION void step_pixels(Complex<T> const* const* p, Complex<T> const* const* dp,
                                         Complex<T> const* s, PatchCorner<T> const& c, Complex<T> const* d0,
                                         Complex<T> const* d1, Complex<T> const* const* x, int c0, T* lane) {
   static_assert(N == Lanes || N == 1, "step_pixels: a full chunk, or one column");
-  for (int k = 0; k < N; ++k) {
-    Complex<T> const sk = s[c0 + k], dsk = c.sample_rows(d0, d1, c0 + k);
-    for (int m = 0; m < MC; ++m) {
-      Complex<T> const dpo = WithProbe ? dp[m][c0 + k] * sk : Complex<T>(0);
-      add_step_terms(p[m][c0 + k] * dsk, dpo, x[m][c0 + k], lane + k, Lanes);
+  Complex<T> ds[N];
+  for (int k = 0; k < N; ++k) ds[k] = c.sample_rows(d0, d1, c0 + k);
+  for (int m = 0; m < MC; ++m)
+    for (int k = 0; k < N; ++k) {
+      Complex<T> const dpo = WithProbe ? dp[m][c0 + k] * s[c0 + k] : Complex<T>(0);
+      add_step_terms(p[m][c0 + k] * ds[k], dpo, x[m][c0 + k], lane + k, Lanes);
     }
-  }
 }
 
 /// One row: chunks of N columns, then single columns, which add into lane 0
