@@ -1,7 +1,7 @@
 // LSQML's per-position step sums (core/src/solvers/lsqml_step_sums.hpp)
 // against a plain double-precision sum written from their definition, for
 // every form the kernel has: the compiled mode counts (1-4), the run-time
-// mode loop (any count), the device form (a team reduction per position,
+// mode count (here for every count), the device form (a team reduction per position,
 // run here on the host), with and without the probe's terms, with positions
 // that sample the object's direction and isolated ones that sample their own
 // footprint-shaped direction. Frame sizes leave a partial column chunk (the
@@ -144,7 +144,7 @@ TEST_P(StepSums, EveryFormGivesTheSumsOfTheDefinition) {
 
       if constexpr (is_host_space_v<ExecSpace>) {
         SumsView rows("rows", p.B);
-        impl::step_sums_rows<T>(space, p.B, p.views(rows, with_probe));
+        impl::step_sums_rows<0, T>(space, p.B, p.views(rows, with_probe));
         expect_sums(p, rows, sums, scale, "run-time mode loop (" + probe + ")");
       }
       SumsView teams("teams", p.B);

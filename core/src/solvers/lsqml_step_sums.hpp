@@ -1,10 +1,11 @@
 #pragma once
 // LSQML's per-position step sums (lsqml.cpp, step 3): the six sums of the
 // 2 x 2 least-squares system for the object's and the probe's step sizes,
-// in a device form (a team reduction per position) and host forms (rows
+// in a device form (a team reduction per position) and a host form (rows
 // walked with lane-wise partial sums; mode counts 1-4 compiled). Its own
 // header so that tstStepSums can check every form against a plain sum.
 
+#include <ptyko/kernels/error.hpp>
 #include <ptyko/kernels/frame_loop.hpp>
 #include <ptyko/kernels/patch.hpp>
 #include <ptyko/kernels/types.hpp>
@@ -104,67 +105,23 @@ void step_sums_teams(ExecSpace const& space, int B, StepSumsViews<T, typename Ex
       });
 }
 
-/// step_sums on host spaces: one position per work item walking its rows
-/// over row pointers, with 16 partial sums per quantity (lanes) so that the
-/// column loop is element-wise and vectorises. A row's lanes sum in T (at
-/// most M D / 16 terms each: full SIMD width), flushed into double lanes
-/// after each row; the lanes are summed last (a fixed order).
-template <class T, class ExecSpace>
-void step_sums_rows(ExecSpace const& space, int B, StepSumsViews<T, typename ExecSpace::memory_space> const& v) {
-  int const M = int(v.P.extent(0)), D = int(v.P.extent(1));
-  Kokkos::parallel_for(
-      "ptyko::LSQML::step_sums", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, B),
-      KOKKOS_LAMBDA(int b) {
-        constexpr int lanes = 16;
-        double acc[6 * lanes] = {};
-        PatchCorner<T> const c = v.corner(b);
-        for (int i = 0; i < D; ++i) {
-          T row[6 * lanes] = {};
-          Complex<T> const* s = &v.S(b, i, 0);
-          Complex<T> const* d0 = v.dir_row(b, c, i);
-          Complex<T> const* d1 = v.dir_row(b, c, i + 1);
-          if (i + 3 <= D) prefetch_host(v.dir_row(b, c, i + 3), (D + 1) * sizeof(Complex<T>));  // row i + 2's
-          for (int c0 = 0; c0 < D; c0 += lanes) {
-            int const n = D - c0 < lanes ? D - c0 : lanes;
-            Complex<T> ds[lanes];
-            for (int k = 0; k < n; ++k) ds[k] = c.sample_rows(d0, d1, c0 + k);
-            for (int m = 0; m < M; ++m) {
-              Complex<T> const* p = &v.P(m, i, c0);
-              Complex<T> const* dp = &v.dP(m, i, c0);
-              Complex<T> const* x = &v.X(b, m, i, c0);
-              if (v.with_probe)  // two loops: a condition inside would keep them scalar
-                for (int k = 0; k < n; ++k) add_step_terms(p[k] * ds[k], dp[k] * s[c0 + k], x[k], row + k, lanes);
-              else
-                for (int k = 0; k < n; ++k) add_step_terms(p[k] * ds[k], Complex<T>(0), x[k], row + k, lanes);
-            }
-          }
-          for (int q = 0; q < 6 * lanes; ++q) acc[q] += double(row[q]);
-        }
-        for (int q = 0; q < 6; ++q) {
-          double t = 0;
-          for (int k = 0; k < lanes; ++k) t += acc[q * lanes + k];
-          v.out(b, q) = t;
-        }
-      });
-}
-
-/// step_sums_rows for a compiled mode count MC: the N pixels from column c0
-/// of one row, mode by mode (each mode's loop over the N pixels vectorises;
-/// S_b D_O is sampled once for all modes), pixel k's sums into lane k of
-/// the 6 quantity-major runs of Lanes partial sums each (N = Lanes, or 1
-/// for the columns after the last full chunk, into lane 0). Pixels outer
-/// and modes inner (the modes' loop unrolled inside the pixels') was slower
-/// for every count and fell off a cliff at 4 modes, where GCC 12 no longer
-/// vectorised it: the batch's step sums took 104 ms per epoch instead of 25
+/// The N pixels from column c0 of one row, mode by mode (each mode's loop
+/// over the N pixels vectorises; S_b D_O is sampled once for all modes),
+/// pixel k's sums into lane k of the 6 quantity-major runs of Lanes partial
+/// sums each (N = Lanes, or 1 for the columns after the last full chunk,
+/// into lane 0). MC modes, or M when MC = 0. Pixels outer and modes inner
+/// (the modes' loop unrolled inside the pixels') was slower for every count
+/// and fell off a cliff at 4 modes, where GCC 12 no longer vectorised it:
+/// the batch's step sums took 104 ms per epoch instead of 25
 /// (docs/performance.md, item 77).
 template <int MC, int N, int Lanes, bool WithProbe, class T>
-KOKKOS_INLINE_FUNCTION void step_pixels(Complex<T> const* const* p, Complex<T> const* const* dp,
+KOKKOS_INLINE_FUNCTION void step_pixels(int M, Complex<T> const* const* p, Complex<T> const* const* dp,
                                         Complex<T> const* s, PatchCorner<T> const& c, Complex<T> const* d0,
                                         Complex<T> const* d1, Complex<T> const* const* x, int c0, T* lane) {
   static_assert(N == Lanes || N == 1, "step_pixels: a full chunk, or one column");
   Complex<T> ds[N];
   for (int k = 0; k < N; ++k) ds[k] = c.sample_rows(d0, d1, c0 + k);
-  for (int m = 0; m < MC; ++m)
+  for (int m = 0; m < (MC > 0 ? MC : M); ++m)
     for (int k = 0; k < N; ++k) {
       Complex<T> const dpo = WithProbe ? dp[m][c0 + k] * s[c0 + k] : Complex<T>(0);
       add_step_terms(p[m][c0 + k] * ds[k], dpo, x[m][c0 + k], lane + k, Lanes);
@@ -175,27 +132,34 @@ KOKKOS_INLINE_FUNCTION void step_pixels(Complex<T> const* const* p, Complex<T> c
 /// with the lanes' stride (with a stride of 1 their five other sums would
 /// land in A1's lanes; tstStepSums checks widths that leave such columns).
 template <int MC, int N, bool WithProbe, class T>
-KOKKOS_INLINE_FUNCTION void step_row(Complex<T> const* const* p, Complex<T> const* const* dp, Complex<T> const* s,
-                                     PatchCorner<T> const& c, Complex<T> const* d0, Complex<T> const* d1,
-                                     Complex<T> const* const* x, int D, T* lane) {
+KOKKOS_INLINE_FUNCTION void step_row(int M, Complex<T> const* const* p, Complex<T> const* const* dp,
+                                     Complex<T> const* s, PatchCorner<T> const& c, Complex<T> const* d0,
+                                     Complex<T> const* d1, Complex<T> const* const* x, int D, T* lane) {
   int c0 = 0;
-  for (; c0 + N <= D; c0 += N) step_pixels<MC, N, N, WithProbe>(p, dp, s, c, d0, d1, x, c0, lane);
-  for (; c0 < D; ++c0) step_pixels<MC, 1, N, WithProbe>(p, dp, s, c, d0, d1, x, c0, lane);
+  for (; c0 + N <= D; c0 += N) step_pixels<MC, N, N, WithProbe>(M, p, dp, s, c, d0, d1, x, c0, lane);
+  for (; c0 < D; ++c0) step_pixels<MC, 1, N, WithProbe>(M, p, dp, s, c, d0, d1, x, c0, lane);
 }
 
+/// step_sums on host spaces: one position per work item walking its rows
+/// over row pointers, 16 partial sums per quantity (lanes) so that the
+/// column loops are element-wise and vectorise; a row's lanes sum in T (at
+/// most M D / 16 terms each) and the rows in double (a fixed order). The
+/// mode count is compiled (MC = 1-4, with_compiled_modes: constant trip
+/// counts) or run-time (MC = 0, at most max_probe_modes).
 template <int MC, class T, class ExecSpace>
-void step_sums_rows_compiled(ExecSpace const& space, int B,
-                             StepSumsViews<T, typename ExecSpace::memory_space> const& v) {
-  int const D = int(v.P.extent(1));
+void step_sums_rows(ExecSpace const& space, int B, StepSumsViews<T, typename ExecSpace::memory_space> const& v) {
+  int const M = int(v.P.extent(0)), D = int(v.P.extent(1));
+  PTYKO_ASSERT(MC == M || (MC == 0 && M <= max_probe_modes), "step_sums_rows: ", M, " modes in a form for ", MC);
   Kokkos::parallel_for(
       "ptyko::LSQML::step_sums", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(space, 0, B),
       KOKKOS_LAMBDA(int b) {
         constexpr int N = span_chunk_v<ExecSpace>;
+        constexpr int max_modes = MC > 0 ? MC : max_probe_modes;
         double acc[6] = {};
         PatchCorner<T> const c = v.corner(b);
         for (int i = 0; i < D; ++i) {
-          Complex<T> const *p[MC], *dp[MC], *x[MC];
-          for (int m = 0; m < MC; ++m) {
+          Complex<T> const *p[max_modes], *dp[max_modes], *x[max_modes];
+          for (int m = 0; m < M; ++m) {
             p[m] = &v.P(m, i, 0);
             dp[m] = &v.dP(m, i, 0);
             x[m] = &v.X(b, m, i, 0);
@@ -206,9 +170,9 @@ void step_sums_rows_compiled(ExecSpace const& space, int B,
           Complex<T> const* d1 = v.dir_row(b, c, i + 1);
           if (i + 3 <= D) prefetch_host(v.dir_row(b, c, i + 3), (D + 1) * sizeof(Complex<T>));  // row i + 2's
           if (v.with_probe)
-            step_row<MC, N, true>(p, dp, &v.S(b, i, 0), c, d0, d1, x, D, lane);
+            step_row<MC, N, true>(M, p, dp, &v.S(b, i, 0), c, d0, d1, x, D, lane);
           else
-            step_row<MC, N, false>(p, dp, &v.S(b, i, 0), c, d0, d1, x, D, lane);
+            step_row<MC, N, false>(M, p, dp, &v.S(b, i, 0), c, d0, d1, x, D, lane);
           for (int q = 0; q < 6; ++q) {
             T row = T(0);
             for (int k = 0; k < N; ++k) row += lane[q * N + k];
@@ -240,13 +204,8 @@ void step_sums(ExecSpace const& space, int B, ComplexView3<T, typename ExecSpace
   StepSumsViews<T, typename ExecSpace::memory_space> const v{
       probe, dir_probe, patches, dir_object, dir_isolated, isolated_from, positions, indices, chi, sums, with_probe};
   if constexpr (is_host_space_v<ExecSpace>)
-    with_compiled_modes(int(probe.extent(0)), [&](auto mc) {
-      constexpr int MC = decltype(mc)::value;
-      if constexpr (MC > 0)
-        step_sums_rows_compiled<MC, T>(space, B, v);
-      else
-        step_sums_rows<T>(space, B, v);
-    });
+    with_compiled_modes(int(probe.extent(0)),
+                        [&](auto mc) { step_sums_rows<decltype(mc)::value, T>(space, B, v); });
   else
     step_sums_teams<T>(space, B, v);
 }
