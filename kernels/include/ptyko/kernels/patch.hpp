@@ -46,6 +46,13 @@ struct PatchCorner {
     return (T(1) - fy) * ((T(1) - fx) * row0[j] + fx * row0[j + 1]) +
            fy * ((T(1) - fx) * row1[j] + fx * row1[j + 1]);
   }
+
+  /// sample_rows on complex rows seen as (re, im) pairs (as_pairs): element
+  /// e = 2 j + part of the sample at patch column j, by the same formula.
+  KOKKOS_INLINE_FUNCTION T sample_pairs(T const* row0, T const* row1, int e) const {
+    return (T(1) - fy) * ((T(1) - fx) * row0[e] + fx * row0[e + 2]) +
+           fy * ((T(1) - fx) * row1[e] + fx * row1[e + 2]);
+  }
 };
 
 /// True when every patch of the positions lies inside an (H, W) object,
