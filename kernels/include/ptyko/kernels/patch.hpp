@@ -43,15 +43,20 @@ struct PatchCorner {
   /// vectorises over j).
   template <class V>
   KOKKOS_INLINE_FUNCTION V sample_rows(V const* row0, V const* row1, int j) const {
-    return (T(1) - fy) * ((T(1) - fx) * row0[j] + fx * row0[j + 1]) +
-           fy * ((T(1) - fx) * row1[j] + fx * row1[j + 1]);
+    return blend(row0[j], row0[j + 1], row1[j], row1[j + 1]);
   }
 
   /// sample_rows on complex rows seen as (re, im) pairs (as_pairs): element
-  /// e = 2 j + part of the sample at patch column j, by the same formula.
+  /// e = 2 j + part of the sample at patch column j.
   KOKKOS_INLINE_FUNCTION T sample_pairs(T const* row0, T const* row1, int e) const {
-    return (T(1) - fy) * ((T(1) - fx) * row0[e] + fx * row0[e + 2]) +
-           fy * ((T(1) - fx) * row1[e] + fx * row1[e + 2]);
+    return blend(row0[e], row0[e + 2], row1[e], row1[e + 2]);
+  }
+
+  /// The bilinear weights applied to the four neighbours (top left, top
+  /// right, bottom left, bottom right).
+  template <class V>
+  KOKKOS_INLINE_FUNCTION V blend(V const& a, V const& b, V const& c, V const& d) const {
+    return (T(1) - fy) * ((T(1) - fx) * a + fx * b) + fy * ((T(1) - fx) * c + fx * d);
   }
 };
 
