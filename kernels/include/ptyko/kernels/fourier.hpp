@@ -159,30 +159,41 @@ void fourier_pixel_reduce(ExecSpace const& space, char const* label, int B,
 // registers (the modes' loops unroll), so one element-wise loop over the
 // columns does everything. Float frames (and the mask) are copied to local
 // arrays first: then no store into Psi can be feared to change a value still
-// to be read, which would keep the loop scalar. Rows with a mask
+// to be read, which would keep the loop scalar (GCC). Rows with a mask
 // take their own loop (Masked): its selects in every pixel would keep the
 // common loop scalar; so do rows with a background (Background, its row
 // `incoherent`). Partial costs go to T lanes, one per column.
+//
+// For Clang (docs/performance.md, item 78) the loop runs over the rows'
+// (re, im) pairs with its iterations declared independent, and every
+// pointer starts at column c0: with indices 2 (c0 + k) Clang gathered and
+// scattered the pairs instead of loading whole vectors.
 template <int MC, int N, bool Masked, bool Background, class T, class Meas, class Op>
 KOKKOS_INLINE_FUNCTION void fourier_pixels(Complex<T>* const* rows, Meas const* meas,
                                            std::uint8_t const* measured, T const* incoherent, int c0,
                                            Op const& op, T out_scale, T* lane) {
   // Integer counts cannot alias Psi's floats; float frames are copied.
   constexpr bool copy_data = !std::is_integral_v<Meas>;
+  Meas const* dat = meas + c0;
+  T const* bg = Background ? incoherent + c0 : nullptr;
   T d[copy_data ? N : 1], keep[N];
   if constexpr (copy_data)
-    for (int k = 0; k < N; ++k) d[k] = T(meas[c0 + k]);
+    for (int k = 0; k < N; ++k) d[k] = T(dat[k]);
   if (Masked)
     for (int k = 0; k < N; ++k) keep[k] = measured[c0 + k] != 0 ? T(1) : T(0);
+  T* r[MC];
+  for (int m = 0; m < MC; ++m) r[m] = as_pairs(rows[m] + c0);
+  PTYKO_INDEPENDENT_ITERATIONS
   for (int k = 0; k < N; ++k) {
-    Complex<T> x[MC];
+    T xr[MC], xi[MC];
     T I = T(0);
     for (int m = 0; m < MC; ++m) {
-      x[m] = rows[m][c0 + k];
-      I += math::norm2(x[m]);
+      xr[m] = r[m][2 * k];
+      xi[m] = r[m][2 * k + 1];
+      I += xr[m] * xr[m] + xi[m] * xi[m];
     }
-    if constexpr (Background) I += incoherent[c0 + k];
-    T const dk = copy_data ? d[copy_data ? k : 0] : T(meas[c0 + k]);
+    if constexpr (Background) I += bg[k];
+    T const dk = copy_data ? d[copy_data ? k : 0] : T(dat[k]);
     T factor = op.factor(I, dk), part = op.cost(I, dk);
     if (Masked) {
       // Masked pixels are never compared with the data: the selects discard
@@ -191,8 +202,13 @@ KOKKOS_INLINE_FUNCTION void fourier_pixels(Complex<T>* const* rows, Meas const* 
       part = keep[k] != T(0) ? part : T(0);
     }
     lane[k] += part;
-    if (Op::modifies)
-      for (int m = 0; m < MC; ++m) rows[m][c0 + k] = (factor * out_scale) * x[m];
+    if (Op::modifies) {
+      T const scale = factor * out_scale;
+      for (int m = 0; m < MC; ++m) {
+        r[m][2 * k] = scale * xr[m];
+        r[m][2 * k + 1] = scale * xi[m];
+      }
+    }
   }
 }
 

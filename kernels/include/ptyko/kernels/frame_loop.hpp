@@ -61,7 +61,10 @@ KOKKOS_INLINE_FUNCTION void prefetch_host(void const* p, std::size_t bytes) {
 /// over complex rows only in this form and over their (re, im) pairs
 /// (as_pairs): DM's wave update 31 -> 7 ms per epoch (docs/performance.md,
 /// item 78). Empty for other compilers (GCC checks the overlap at run time
-/// and vectorises either form) and in device compiles.
+/// and vectorises either form) and in device compiles. Index the pairs from
+/// the loop's own counter, pointers advanced to the first column: with
+/// indices 2 (c0 + k), c0 an outer loop's, Clang gathered and scattered the
+/// pairs instead of loading whole vectors (fourier_pixels, 5 x slower).
 #if defined(__clang__) && !defined(__CUDACC__) && !defined(__CUDA__) && !defined(__HIP__) && \
     !defined(__SYCL_DEVICE_ONLY__)
 #define PTYKO_INDEPENDENT_ITERATIONS _Pragma("clang loop vectorize(assume_safety)")
