@@ -46,12 +46,18 @@ void reflect_exit_waves(ExecSpace const& space, int B, ComplexView3<T, typename 
   auto X = psi;
   auto W = waves;
   for_each_frame_span(space, "ptyko::DM::reflect", B, D, KOKKOS_LAMBDA(int b, int i, int j0, int j1) {
-        Complex<T> const* s = &S(b, i, 0);
+        // Over (re, im) pairs, iterations independent (update_exit_waves).
+        T const* s = as_pairs(&S(b, i, 0));
         for (int m = 0; m < M; ++m) {
-          Complex<T> const* p = &P(m, i, 0);
-          Complex<T> const* x = &X(b, m, i, 0);
-          Complex<T>* w = &W(b, m, i, 0);
-          for (int j = j0; j < j1; ++j) w[j] = scale * (T(2) * p[j] * s[j] - x[j]);
+          T const* p = as_pairs(&P(m, i, 0));
+          T const* x = as_pairs(&X(b, m, i, 0));
+          T* w = as_pairs(&W(b, m, i, 0));
+          PTYKO_INDEPENDENT_ITERATIONS
+          for (int j = j0; j < j1; ++j) {
+            T const pr = p[2 * j], pi = p[2 * j + 1], sr = s[2 * j], si = s[2 * j + 1];
+            w[2 * j] = scale * (T(2) * (pr * sr - pi * si) - x[2 * j]);
+            w[2 * j + 1] = scale * (T(2) * (pr * si + pi * sr) - x[2 * j + 1]);
+          }
         }
       });
 }

@@ -99,8 +99,13 @@ void extract_patches(ExecSpace const& space, ComplexView2<T, Mem> const& object,
         Complex<T> const* r1 = &obj(c.y + i + 1, c.x);
         // Host rows: ask for the object row that row i + 2 reads first.
         if (j1 - j0 > 1 && i + 3 <= D) prefetch_host(&obj(c.y + i + 3, c.x), (D + 1) * sizeof(Complex<T>));
-        Complex<T>* o = &out(b, i, 0);
-        for (int j = j0; j < j1; ++j) o[j] = c.sample_rows(r0, r1, j);
+        // Element by element over the rows' (re, im) pairs, iterations
+        // independent: Clang vectorises only this form (frame_loop.hpp).
+        T const* p0 = as_pairs(r0);
+        T const* p1 = as_pairs(r1);
+        T* o = as_pairs(&out(b, i, 0));
+        PTYKO_INDEPENDENT_ITERATIONS
+        for (int e = 2 * j0; e < 2 * j1; ++e) o[e] = c.sample_pairs(p0, p1, e);
       });
 }
 
