@@ -54,9 +54,9 @@ void reflect_exit_waves(ExecSpace const& space, int B, ComplexView3<T, typename 
           T* w = as_pairs(&W(b, m, i, 0));
           PTYKO_INDEPENDENT_ITERATIONS
           for (int j = j0; j < j1; ++j) {
-            T const pr = p[2 * j], pi = p[2 * j + 1], sr = s[2 * j], si = s[2 * j + 1];
-            w[2 * j] = scale * (T(2) * (pr * sr - pi * si) - x[2 * j]);
-            w[2 * j + 1] = scale * (T(2) * (pr * si + pi * sr) - x[2 * j + 1]);
+            Complex<T> const po = pair_product(p, s, j);
+            w[2 * j] = scale * (T(2) * po.real() - x[2 * j]);
+            w[2 * j + 1] = scale * (T(2) * po.imag() - x[2 * j + 1]);
           }
         }
       });
@@ -93,8 +93,8 @@ void update_exit_waves(ExecSpace const& space, int B, ComplexView3<T, typename E
           T* x = as_pairs(&X(b, m, i, 0));
           PTYKO_INDEPENDENT_ITERATIONS
           for (int j = j0; j < j1; ++j) {
-            T const pr = p[2 * j], pi = p[2 * j + 1], sr = sp[2 * j], si = sp[2 * j + 1];
-            T const por = pr * sr - pi * si, poi = pr * si + pi * sr;  // po = P S_b O
+            Complex<T> const po = pair_product(p, sp, j);  // P S_b O
+            T const pr = p[2 * j], pi = p[2 * j + 1], por = po.real(), poi = po.imag();
             T const xr = beta * (x[2 * j] + y[2 * j] - por) + (T(1) - beta) * por;
             T const xi = beta * (x[2 * j + 1] + y[2 * j + 1] - poi) + (T(1) - beta) * poi;
             x[2 * j] = xr;

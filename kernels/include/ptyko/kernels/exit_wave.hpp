@@ -75,9 +75,9 @@ void extract_exit_waves(ExecSpace const& space, ComplexView2<T, Mem> const& obje
           T* o = as_pairs(&out(b, m, i, 0));
           PTYKO_INDEPENDENT_ITERATIONS
           for (int j = j0; j < j1; ++j) {
-            T const sr = scale * s[2 * j], si = scale * s[2 * j + 1];
-            o[2 * j] = p[2 * j] * sr - p[2 * j + 1] * si;
-            o[2 * j + 1] = p[2 * j] * si + p[2 * j + 1] * sr;
+            Complex<T> const ps = pair_product(p, s, j);
+            o[2 * j] = scale * ps.real();
+            o[2 * j + 1] = scale * ps.imag();
           }
         }
       });

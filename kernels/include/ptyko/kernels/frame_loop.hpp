@@ -85,6 +85,14 @@ KOKKOS_INLINE_FUNCTION T const* as_pairs(Kokkos::complex<T> const* z) {
   return reinterpret_cast<T const*>(z);
 }
 
+/// a_j b_j, the product at column j of two complex rows given as (re, im)
+/// pairs (as_pairs).
+template <class T>
+KOKKOS_INLINE_FUNCTION Kokkos::complex<T> pair_product(T const* a, T const* b, int j) {
+  T const ar = a[2 * j], ai = a[2 * j + 1], br = b[2 * j], bi = b[2 * j + 1];
+  return Kokkos::complex<T>(ar * br - ai * bi, ar * bi + ai * br);
+}
+
 namespace impl {
 
 template <class ExecSpace>
