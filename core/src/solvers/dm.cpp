@@ -53,11 +53,7 @@ void reflect_exit_waves(ExecSpace const& space, int B, ComplexView3<T, typename 
           T const* x = as_pairs(&X(b, m, i, 0));
           T* w = as_pairs(&W(b, m, i, 0));
           PTYKO_INDEPENDENT_ITERATIONS
-          for (int j = j0; j < j1; ++j) {
-            Complex<T> const po = pair_product(p, s, j);
-            w[2 * j] = scale * (T(2) * po.real() - x[2 * j]);
-            w[2 * j + 1] = scale * (T(2) * po.imag() - x[2 * j + 1]);
-          }
+          for (int j = j0; j < j1; ++j) set_pair(w, j, scale * (T(2) * pair_product(p, s, j) - pair_at(x, j)));
         }
       });
 }
@@ -93,14 +89,11 @@ void update_exit_waves(ExecSpace const& space, int B, ComplexView3<T, typename E
           T* x = as_pairs(&X(b, m, i, 0));
           PTYKO_INDEPENDENT_ITERATIONS
           for (int j = j0; j < j1; ++j) {
+            Complex<T> const pj = pair_at(p, j);
             Complex<T> const po = pair_product(p, sp, j);  // P S_b O
-            T const pr = p[2 * j], pi = p[2 * j + 1], por = po.real(), poi = po.imag();
-            T const xr = beta * (x[2 * j] + y[2 * j] - por) + (T(1) - beta) * por;
-            T const xi = beta * (x[2 * j + 1] + y[2 * j + 1] - poi) + (T(1) - beta) * poi;
-            x[2 * j] = xr;
-            x[2 * j + 1] = xi;
-            gp[2 * j] += pr * xr + pi * xi;  // conj(P) psi
-            gp[2 * j + 1] += pr * xi - pi * xr;
+            Complex<T> const xj = beta * (pair_at(x, j) + pair_at(y, j) - po) + (T(1) - beta) * po;
+            set_pair(x, j, xj);
+            set_pair(gp, j, pair_at(gp, j) + math::conj_mul(pj, xj));  // conj(P) psi
           }
         }
       });

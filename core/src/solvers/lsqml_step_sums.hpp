@@ -124,8 +124,7 @@ KOKKOS_INLINE_FUNCTION void step_pixels(int M, Complex<T> const* const* p, Compl
   T ds[2 * N];
   T const* a0 = as_pairs(d0 + c0);
   T const* a1 = as_pairs(d1 + c0);
-  PTYKO_INDEPENDENT_ITERATIONS
-  for (int e = 0; e < 2 * N; ++e) ds[e] = c.sample_pairs(a0, a1, e);
+  c.sample_pair_span(a0, a1, 0, N, ds);
   T const* sk = as_pairs(s + c0);
   for (int m = 0; m < (MC > 0 ? MC : M); ++m) {
     T const* pk = as_pairs(p[m] + c0);
@@ -133,9 +132,8 @@ KOKKOS_INLINE_FUNCTION void step_pixels(int M, Complex<T> const* const* p, Compl
     T const* xk = as_pairs(x[m] + c0);
     PTYKO_INDEPENDENT_ITERATIONS
     for (int k = 0; k < N; ++k) {
-      auto const at = [k](T const* pairs) { return Complex<T>(pairs[2 * k], pairs[2 * k + 1]); };
-      Complex<T> const dpo = WithProbe ? at(dpk) * at(sk) : Complex<T>(0);
-      add_step_terms(at(pk) * at(ds), dpo, at(xk), lane + k, Lanes);
+      Complex<T> const dpo = WithProbe ? pair_at(dpk, k) * pair_at(sk, k) : Complex<T>(0);
+      add_step_terms(pair_at(pk, k) * pair_at(ds, k), dpo, pair_at(xk, k), lane + k, Lanes);
     }
   }
 }

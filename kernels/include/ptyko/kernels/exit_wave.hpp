@@ -68,17 +68,12 @@ void extract_exit_waves(ExecSpace const& space, ComplexView2<T, Mem> const& obje
         T const* a0 = as_pairs(r0);
         T const* a1 = as_pairs(r1);
         T* s = as_pairs(&S(b, i, 0));
-        PTYKO_INDEPENDENT_ITERATIONS
-        for (int e = 2 * j0; e < 2 * j1; ++e) s[e] = c.sample_pairs(a0, a1, e);
+        c.sample_pair_span(a0, a1, j0, j1, s);
         for (int m = 0; m < M; ++m) {
           T const* p = as_pairs(&P(m, i, 0));
           T* o = as_pairs(&out(b, m, i, 0));
           PTYKO_INDEPENDENT_ITERATIONS
-          for (int j = j0; j < j1; ++j) {
-            Complex<T> const ps = pair_product(p, s, j);
-            o[2 * j] = scale * ps.real();
-            o[2 * j + 1] = scale * ps.imag();
-          }
+          for (int j = j0; j < j1; ++j) set_pair(o, j, scale * pair_product(p, s, j));
         }
       });
 }

@@ -188,8 +188,9 @@ KOKKOS_INLINE_FUNCTION void fourier_pixels(Complex<T>* const* rows, Meas const* 
     T xr[MC], xi[MC];
     T I = T(0);
     for (int m = 0; m < MC; ++m) {
-      xr[m] = r[m][2 * k];
-      xi[m] = r[m][2 * k + 1];
+      Complex<T> const x = pair_at(r[m], k);
+      xr[m] = x.real();
+      xi[m] = x.imag();
       I += xr[m] * xr[m] + xi[m] * xi[m];
     }
     if constexpr (Background) I += bg[k];
@@ -204,10 +205,7 @@ KOKKOS_INLINE_FUNCTION void fourier_pixels(Complex<T>* const* rows, Meas const* 
     lane[k] += part;
     if (Op::modifies) {
       T const scale = factor * out_scale;
-      for (int m = 0; m < MC; ++m) {
-        r[m][2 * k] = scale * xr[m];
-        r[m][2 * k + 1] = scale * xi[m];
-      }
+      for (int m = 0; m < MC; ++m) set_pair(r[m], k, Complex<T>(scale * xr[m], scale * xi[m]));
     }
   }
 }

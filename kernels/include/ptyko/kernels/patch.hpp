@@ -46,10 +46,19 @@ struct PatchCorner {
     return blend(row0[j], row0[j + 1], row1[j], row1[j + 1]);
   }
 
-  /// sample_rows on complex rows seen as (re, im) pairs (as_pairs): element
-  /// e = 2 j + part of the sample at patch column j.
-  KOKKOS_INLINE_FUNCTION T sample_pairs(T const* row0, T const* row1, int e) const {
-    return blend(row0[e], row0[e + 2], row1[e], row1[e + 2]);
+  /// The samples at patch columns [j0, j1) into out, all three complex rows
+  /// seen as (re, im) pairs (as_pairs). Host code walks the elements
+  /// e = 2 j + part with its iterations declared independent, the form Clang
+  /// vectorises (frame_loop.hpp); device code reads and writes whole values
+  /// (pair_at: one load per neighbour, not two).
+  KOKKOS_INLINE_FUNCTION void sample_pair_span(T const* row0, T const* row1, int j0, int j1, T* out) const {
+#if PTYKO_DEVICE_PASS
+    for (int j = j0; j < j1; ++j)
+      set_pair(out, j, blend(pair_at(row0, j), pair_at(row0, j + 1), pair_at(row1, j), pair_at(row1, j + 1)));
+#else
+    PTYKO_INDEPENDENT_ITERATIONS
+    for (int e = 2 * j0; e < 2 * j1; ++e) out[e] = blend(row0[e], row0[e + 2], row1[e], row1[e + 2]);
+#endif
   }
 
   /// The bilinear weights applied to the four neighbours (top left, top
@@ -104,8 +113,7 @@ void extract_patches(ExecSpace const& space, ComplexView2<T, Mem> const& object,
         T const* p0 = as_pairs(r0);
         T const* p1 = as_pairs(r1);
         T* o = as_pairs(&out(b, i, 0));
-        PTYKO_INDEPENDENT_ITERATIONS
-        for (int e = 2 * j0; e < 2 * j1; ++e) o[e] = c.sample_pairs(p0, p1, e);
+        c.sample_pair_span(p0, p1, j0, j1, o);
       });
 }
 
