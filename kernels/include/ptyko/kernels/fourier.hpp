@@ -76,7 +76,18 @@ template <class T, class Mem>
 KOKKOS_INLINE_FUNCTION void chunk_intensity(ComplexView4<T, Mem> const& Psi, int b, int i, int c0, int n, int M,
                                             T* I) {
   for (int k = 0; k < n; ++k) I[k] = T(0);
-  for (int m = 0; m < M; ++m) {
+  // Four modes per pass over I: a pass per mode kept Clang 14 busy storing
+  // I (docs/performance.md, item 78).
+  int m = 0;
+  for (; m + 4 <= M; m += 4) {
+    Complex<T> const* f0 = &Psi(b, m, i, c0);
+    Complex<T> const* f1 = &Psi(b, m + 1, i, c0);
+    Complex<T> const* f2 = &Psi(b, m + 2, i, c0);
+    Complex<T> const* f3 = &Psi(b, m + 3, i, c0);
+    for (int k = 0; k < n; ++k)
+      I[k] += (math::norm2(f0[k]) + math::norm2(f1[k])) + (math::norm2(f2[k]) + math::norm2(f3[k]));
+  }
+  for (; m < M; ++m) {
     Complex<T> const* f = &Psi(b, m, i, c0);
     for (int k = 0; k < n; ++k) I[k] += math::norm2(f[k]);
   }
