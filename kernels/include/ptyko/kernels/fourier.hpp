@@ -196,13 +196,11 @@ KOKKOS_INLINE_FUNCTION void fourier_pixels(Complex<T>* const* rows, Meas const* 
   for (int m = 0; m < MC; ++m) r[m] = as_pairs(rows[m] + c0);
   PTYKO_INDEPENDENT_ITERATIONS
   for (int k = 0; k < N; ++k) {
-    T xr[MC], xi[MC];
+    Complex<T> x[MC];
     T I = T(0);
     for (int m = 0; m < MC; ++m) {
-      Complex<T> const x = pair_at(r[m], k);
-      xr[m] = x.real();
-      xi[m] = x.imag();
-      I += xr[m] * xr[m] + xi[m] * xi[m];
+      x[m] = pair_at(r[m], k);
+      I += math::norm2(x[m]);
     }
     if constexpr (Background) I += bg[k];
     T const dk = copy_data ? d[copy_data ? k : 0] : T(dat[k]);
@@ -216,7 +214,7 @@ KOKKOS_INLINE_FUNCTION void fourier_pixels(Complex<T>* const* rows, Meas const* 
     lane[k] += part;
     if (Op::modifies) {
       T const scale = factor * out_scale;
-      for (int m = 0; m < MC; ++m) set_pair(r[m], k, Complex<T>(scale * xr[m], scale * xi[m]));
+      for (int m = 0; m < MC; ++m) set_pair(r[m], k, scale * x[m]);
     }
   }
 }
