@@ -59,16 +59,8 @@ void extract_exit_waves(ExecSpace const& space, ComplexView2<T, Mem> const& obje
   for_each_frame_span(space, "ptyko::extract_exit_waves", B, D, KOKKOS_LAMBDA(int b, int i, int j0, int j1) {
         int const n = idx(b);
         PatchCorner<T> const c(pos(n, 0), pos(n, 1), D);
-        Complex<T> const* r0 = &obj(c.y + i, c.x);
-        Complex<T> const* r1 = &obj(c.y + i + 1, c.x);
-        // Host rows: ask for the object row that row i + 2 reads first.
-        if (j1 - j0 > 1 && i + 3 <= D) prefetch_host(&obj(c.y + i + 3, c.x), (D + 1) * sizeof(Complex<T>));
-        // Over the rows' (re, im) pairs, the iterations declared
-        // independent: Clang vectorises the loops only so (frame_loop.hpp).
-        T const* a0 = as_pairs(r0);
-        T const* a1 = as_pairs(r1);
         T* s = as_pairs(&S(b, i, 0));
-        c.sample_pair_span(a0, a1, j0, j1, s);
+        sample_patch_row(obj, c, D, i, j0, j1, s);
         for (int m = 0; m < M; ++m) {
           T const* p = as_pairs(&P(m, i, 0));
           T* o = as_pairs(&out(b, m, i, 0));

@@ -86,6 +86,21 @@ bool patches_inside(PositionsView const& positions, int D, int H, int W) {
   return true;
 }
 
+/// Row i of the patch whose corner is `c`, columns [j0, j1), as (re, im)
+/// pairs into `out` (as_pairs of the patch row): bilinear samples of the
+/// object rows c.y + i and c.y + i + 1 (sample_pair_span). A host work item
+/// that walks more than one column first asks for the object row that row
+/// i + 2 will read first, two rows ahead of use (prefetch_host; nothing on
+/// devices). One D x D patch of an (H, W) object: D is the patch's side.
+template <class T, class Mem>
+KOKKOS_INLINE_FUNCTION void sample_patch_row(ComplexView2<T, Mem> const& obj, PatchCorner<T> const& c, int D, int i,
+                                             int j0, int j1, T* out) {
+  if (j1 - j0 > 1 && i + 3 <= D) prefetch_host(&obj(c.y + i + 3, c.x), (D + 1) * sizeof(Complex<T>));
+  // Element by element over the rows' (re, im) pairs, iterations
+  // independent: Clang vectorises only this form (frame_loop.hpp).
+  c.sample_pair_span(as_pairs(&obj(c.y + i, c.x)), as_pairs(&obj(c.y + i + 1, c.x)), j0, j1, out);
+}
+
 /// patches(b, i, j) = (S_{indices(b)} object)(i, j) for b < indices.extent(0).
 /// Non-blocking; runs on `space`.
 template <class ExecSpace, class T, class Mem>
@@ -104,16 +119,7 @@ void extract_patches(ExecSpace const& space, ComplexView2<T, Mem> const& object,
   for_each_frame_span(space, "ptyko::extract_patches", B, D, KOKKOS_LAMBDA(int b, int i, int j0, int j1) {
         int const n = idx(b);
         PatchCorner<T> const c(pos(n, 0), pos(n, 1), D);
-        Complex<T> const* r0 = &obj(c.y + i, c.x);
-        Complex<T> const* r1 = &obj(c.y + i + 1, c.x);
-        // Host rows: ask for the object row that row i + 2 reads first.
-        if (j1 - j0 > 1 && i + 3 <= D) prefetch_host(&obj(c.y + i + 3, c.x), (D + 1) * sizeof(Complex<T>));
-        // Element by element over the rows' (re, im) pairs, iterations
-        // independent: Clang vectorises only this form (frame_loop.hpp).
-        T const* p0 = as_pairs(r0);
-        T const* p1 = as_pairs(r1);
-        T* o = as_pairs(&out(b, i, 0));
-        c.sample_pair_span(p0, p1, j0, j1, o);
+        sample_patch_row(obj, c, D, i, j0, j1, as_pairs(&out(b, i, 0)));
       });
 }
 
