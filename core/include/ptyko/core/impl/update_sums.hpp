@@ -72,12 +72,7 @@ class UpdateSums {
     m_written = MirroredTileList<Mem>();
     m_tiled = false;
     m_shared = nullptr;
-    m_batch_probe_set = false;
-    m_w_max = 0;
-    m_w_max_known = is_host_space_v<ExecSpace>;
-    m_batch_w_max_set = false;
-    m_num_zeroed = m_w_zeroed = false;
-    if (probe) zero_probe(space);
+    forget_batch(space, probe);
   }
 
   /// Starts a batch whose object sums lie in `tiles`: zeroes the tiles the
@@ -101,13 +96,7 @@ class UpdateSums {
       m_foreign = ComplexView3<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
                                                           "ptyko::UpdateSums::foreign_products"),
                                        shared->foreign(), m_products.extent(1), m_products.extent(2));
-    m_isolated_from = no_isolated;
-    m_batch_probe_set = false;
-    m_w_max = 0;
-    m_w_max_known = is_host_space_v<ExecSpace>;
-    m_batch_w_max_set = false;
-    m_num_zeroed = m_w_zeroed = false;
-    if (probe) zero_probe(space);
+    forget_batch(space, probe);
   }
 
   /// The object pass of this batch that reads obj_num last zeroes it behind
@@ -427,6 +416,20 @@ class UpdateSums {
                         bool illumination) {
     add_patches(space, product_slots(int(idx.extent(0))), positions, idx, obj_num);
     if (illumination) add_illumination(space, positions, idx, obj_w);
+  }
+
+  /// Forgets what the sums knew of the previous batch (its isolated
+  /// positions, its probe sums and largest weights, which sums its last
+  /// readers cleared) and zeroes the probe sums when `probe`: the common
+  /// start of zero() and begin_batch().
+  void forget_batch(ExecSpace const& space, bool probe) {
+    m_isolated_from = no_isolated;
+    m_batch_probe_set = false;
+    m_w_max = 0;
+    m_w_max_known = is_host_space_v<ExecSpace>;
+    m_batch_w_max_set = false;
+    m_num_zeroed = m_w_zeroed = false;
+    if (probe) zero_probe(space);
   }
 
   static constexpr int no_isolated = std::numeric_limits<int>::max();
