@@ -135,6 +135,16 @@ struct PowerBoundInput {
   KOKKOS_INLINE_FUNCTION PowerBound<T> bound(double sum) const {
     return PowerBound<T>(measured > 0 ? sum / measured : 0, pbound, eps, out_scale);
   }
+  /// The first `modes` modes of frame b times s: a frame within the bound
+  /// keeps its Psi and takes only the output scale.
+  KOKKOS_INLINE_FUNCTION void scale_frame(int b, int modes, T s) const {
+    int const D = int(F.extent(2));
+    for (int m = 0; m < modes; ++m)
+      for (int i = 0; i < D; ++i) {
+        Complex<T>* f = &F(b, m, i, 0);
+        for (int j = 0; j < D; ++j) f[j] *= s;
+      }
+  }
 };
 
 /// power_bound_projection on host spaces: one frame per work item walking
@@ -178,12 +188,7 @@ double power_bound_projection_rows(ExecSpace const& space, int B,
         }
         PowerBound<T> const bound = in.bound(sum);
         if (!bound.project) {
-          // Within the bound: Psi only takes the output scale.
-          for (int m = 0; m < M; ++m)
-            for (int i = 0; i < D; ++i) {
-              Complex<T>* f = &in.F(b, m, i, 0);
-              for (int j = 0; j < D; ++j) f[j] *= bound.out_scale;
-            }
+          in.scale_frame(b, M, bound.out_scale);  // within the bound
         } else {
           for (int i = 0; i < D; ++i) {
             auto const* meas = &in.d(frame, i, 0);
@@ -250,12 +255,7 @@ double power_bound_projection_compiled(ExecSpace const& space, int B,
         }
         PowerBound<T> const bound = in.bound(sum);
         if (!bound.project) {
-          // Within the bound: Psi only takes the output scale.
-          for (int m = 0; m < MC; ++m)
-            for (int i = 0; i < D; ++i) {
-              Complex<T>* f = &in.F(b, m, i, 0);
-              for (int j = 0; j < D; ++j) f[j] *= bound.out_scale;
-            }
+          in.scale_frame(b, MC, bound.out_scale);  // within the bound
         } else {
           PowerBoundOp<T> const op{bound.renorm, in.eps};
           for (int i = 0; i < D; ++i) {
