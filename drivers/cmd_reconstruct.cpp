@@ -364,6 +364,20 @@ void warn_detector_placement(Log& log, std::string const& input, CxiInfo const& 
                          input, by, bx, cy, cx, std::round(by), std::round(bx)));
 }
 
+// A scan whose steps leave less than 50 % overlap between neighbouring
+// footprints of `probe` (the guess, or the reconstructed one when there was
+// none): `which` names that probe, `risk` what follows.
+template <class Log>
+void warn_low_overlap(Log& log, std::string const& input, double step, HostComplex3 const& probe, char const* which,
+                      char const* risk) {
+  double const d = probe_diameter_px(probe);
+  double const overlap = overlap_ratio(step, d);
+  if (overlap < 0.5)
+    log.warn(fmt::format("{}: the scan overlap is only {:.0f} % (step {:.3g} px, {} {:.3g} px across): below 50 % "
+                         "{}; scan with smaller steps",
+                         input, 100 * overlap, step, which, d, risk));
+}
+
 // ------------------------------------------------------------------ one view
 
 struct ViewJob {
@@ -501,14 +515,8 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
   for (std::size_t n : kept) positions.push_back(layout.positions_px[n]);
   agreed(comm, [&] { resolve_solver_defaults(resolved, kept.size()); });
   double const step = typical_step(positions);
-  if (guess.extent(0) > 0) {
-    double const d = probe_diameter_px(guess);
-    double const overlap = overlap_ratio(step, d);
-    if (overlap < 0.5)
-      log.warn(fmt::format("{}: the scan overlap is only {:.0f} % (step {:.3g} px, probe guess {:.3g} px across): "
-                           "below 50 % ptychography may not converge; scan with smaller steps",
-                           input, 100 * overlap, step, d));
-  }
+  if (guess.extent(0) > 0)
+    warn_low_overlap(log, input, step, guess, "probe guess", "ptychography may not converge");
 
   std::vector<std::array<double, 2>> kept_file_positions;  // batches and refinement's limit follow the file's
   kept_file_positions.reserve(kept.size());
@@ -764,14 +772,8 @@ void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job
       done += fmt::format(", error against the truth {:.4f}", errors.back());
     log.info(done);
     for (auto const& p : pictures) log.info("reconstruct: wrote " + p);
-    if (guess.extent(0) == 0 && probe.extent(0) > 0) {
-      double const d = probe_diameter_px(probe);
-      double const overlap = overlap_ratio(step, d);
-      if (overlap < 0.5)
-        log.warn(fmt::format("{}: the scan overlap is only {:.0f} % (step {:.3g} px, reconstructed probe {:.3g} px "
-                             "across): below 50 % the result may be unreliable; scan with smaller steps",
-                             input, 100 * overlap, step, d));
-    }
+    if (guess.extent(0) == 0 && probe.extent(0) > 0)
+      warn_low_overlap(log, input, step, probe, "reconstructed probe", "the result may be unreliable");
   }
 }
 
