@@ -88,10 +88,10 @@ bool patches_inside(PositionsView const& positions, int D, int H, int W) {
 
 /// Row i of the patch whose corner is `c`, columns [j0, j1), as (re, im)
 /// pairs into `out` (as_pairs of the patch row): bilinear samples of the
-/// object rows c.y + i and c.y + i + 1 (sample_pair_span). A host work item
-/// that walks more than one column first asks for the object row that row
-/// i + 2 will read first, two rows ahead of use (prefetch_host; nothing on
-/// devices). One D x D patch of an (H, W) object: D is the patch's side.
+/// object rows c.y + i and c.y + i + 1 (sample_pair_span), D the patch's
+/// side. A host work item that walks more than one column first asks for
+/// object row c.y + i + 3, the one patch row i + 2 adds (prefetch_host;
+/// nothing on devices).
 template <class T, class Mem>
 KOKKOS_INLINE_FUNCTION void sample_patch_row(ComplexView2<T, Mem> const& obj, PatchCorner<T> const& c, int D, int i,
                                              int j0, int j1, T* out) {
