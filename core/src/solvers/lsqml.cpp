@@ -13,7 +13,7 @@
 // object-shaped sums.
 
 #include "lsqml_step_sums.hpp"
-#include "pie_common.hpp"
+#include "gradient_solver.hpp"
 
 #include <ptyko/kernels/compat.hpp>
 #include <ptyko/kernels/isolated_update.hpp>
@@ -74,41 +74,24 @@ void batch_step_means(ExecSpace const& space, int B, double n, bool with_probe,
 }
 
 template <class T, class ExecSpace>
-class LSQML final : public Solver<T, ExecSpace> {
+class LSQML final : public GradientSolver<T, ExecSpace> {
  public:
-  using Base = Solver<T, ExecSpace>;
+  using Base = GradientSolver<T, ExecSpace>;
   using Mem = typename ExecSpace::memory_space;
 
   std::string name() const override { return "lsqml"; }
 
-  bool collects_position_sums() const override { return true; }
-
-  bool updates_isolated_positions(SolverOptions const& options, typename Base::SyncT const& sync) const override {
-    return isolated_positions_apply(options, sync);
-  }
-
   void setup(ExecSpace const& space, typename Base::Data const& data, typename Base::St const& state,
              SolverOptions const& options, int max_local_batch) override {
-    m_options = options;
-    int const M = state.modes(), D = data.detector();
-    int const batch = std::max(1, max_local_batch);
-    int const H = int(state.object.extent(0)), W = int(state.object.extent(1));
-    m_model = std::make_unique<ForwardModel<T, ExecSpace>>(space, batch, M, D, plan_effort(options.fft_planner, D));
-    m_chunk = pipeline_chunk<T>(space, D, M, batch, options.pipeline_chunk);
-    m_waves = ComplexView4<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LSQML::chi"),
-                                   batch, M, D, D);
+    int const batch = this->setup_pipeline(space, data, state, options, max_local_batch, "ptyko::LSQML::chi");
+    int const D = data.detector();
     m_step = StepView(Kokkos::view_alloc(space, "ptyko::LSQML::step_sums"), batch);
     m_step_host = create_pinned_mirror(m_step);
     m_steps = decltype(m_steps)(Kokkos::view_alloc(space, "ptyko::LSQML::steps"), 2);
-    m_sums = UpdateSums<T, ExecSpace>(space, H, W, M, D, batch);
     if (options.isolated_updates && options.illumination == IlluminationNorm::batch)
       m_isolated_dir = ComplexView3<T, Mem>(
           Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LSQML::isolated_directions"), batch, D + 1,
           D + 1);
-    if (options.illumination == IlluminationNorm::all) {
-      m_all = UpdateSums<T, ExecSpace>(space, H, W, M, D, batch);
-      m_chunks = index_chunks<Mem>(data.local_frames(), batch);
-    }
   }
 
   double epoch(ExecSpace const& space, typename Base::Data const& data, typename Base::St& state,
@@ -191,6 +174,16 @@ class LSQML final : public Solver<T, ExecSpace> {
   }
 
  private:
+  // The pipeline's members (GradientSolver), named here as in a
+  // non-template class.
+  using Base::m_all;
+  using Base::m_chunk;
+  using Base::m_chunks;
+  using Base::m_costs;
+  using Base::m_model;
+  using Base::m_options;
+  using Base::m_sums;
+  using Base::m_waves;
   using StepView = Kokkos::View<double* [6], Kokkos::LayoutRight, Mem>;
 
   /// The batch's mean step sizes on the host, over all ranks' positions
@@ -238,19 +231,12 @@ class LSQML final : public Solver<T, ExecSpace> {
     if (!rows) sync.sum(steps, 2);
     return {steps[0] / n, steps[1] / n};
   }
-  SolverOptions m_options;
-  std::unique_ptr<ForwardModel<T, ExecSpace>> m_model;
-  ComplexView4<T, Mem> m_waves;
   ComplexView3<T, Mem> m_isolated_dir;  ///< (batch, D + 1, D + 1): isolated positions' object direction
   ComplexView3<T, Mem> m_foreign_dir;   ///< the same for other ranks' isolated positions (UpdateSums::foreign_isolated)
   StepView m_step;
   PinnedMirror<StepView> m_step_host;
   std::vector<double> m_rows;  ///< the global batch's step sums (host_step_means)
   Kokkos::View<double*, Kokkos::LayoutRight, Mem> m_steps;  ///< (beta_O, beta_P) of batch_step_means
-  UpdateSums<T, ExecSpace> m_sums, m_all;
-  CostSlots<ExecSpace> m_costs;  ///< the epoch's Fourier-step costs, read once at its end
-  std::vector<IndexView<Mem>> m_chunks;
-  int m_chunk = 1;  ///< positions per pass of the pipeline
 };
 
 template <class T, class ExecSpace>

@@ -4,41 +4,24 @@
 //   P_m += sum_b conj(S_b O) Delta_bm / ((1-beta) W_P + beta max W_P)
 // with W_O, W_P summed over the batch (default) or all positions.
 
-#include "pie_common.hpp"
+#include "gradient_solver.hpp"
 
 #include <ptyko/kernels/update.hpp>
 
 namespace ptyko::impl {
 
 template <class T, class ExecSpace>
-class RPIE final : public Solver<T, ExecSpace> {
+class RPIE final : public GradientSolver<T, ExecSpace> {
  public:
-  using Base = Solver<T, ExecSpace>;
+  using Base = GradientSolver<T, ExecSpace>;
   using Mem = typename ExecSpace::memory_space;
 
   explicit RPIE(std::string name) : m_name(std::move(name)) {}
   std::string name() const override { return m_name; }
 
-  bool collects_position_sums() const override { return true; }
-
-  bool updates_isolated_positions(SolverOptions const& options, typename Base::SyncT const& sync) const override {
-    return isolated_positions_apply(options, sync);
-  }
-
   void setup(ExecSpace const& space, typename Base::Data const& data, typename Base::St const& state,
              SolverOptions const& options, int max_local_batch) override {
-    m_options = options;
-    int const M = state.modes(), D = data.detector();
-    int const batch = std::max(1, max_local_batch);
-    m_model = std::make_unique<ForwardModel<T, ExecSpace>>(space, batch, M, D, plan_effort(options.fft_planner, D));
-    m_chunk = pipeline_chunk<T>(space, D, M, batch, options.pipeline_chunk);
-    m_waves = ComplexView4<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::rPIE::waves"),
-                                   batch, M, D, D);
-    m_sums = UpdateSums<T, ExecSpace>(space, int(state.object.extent(0)), int(state.object.extent(1)), M, D, batch);
-    if (options.illumination == IlluminationNorm::all) {
-      m_all = UpdateSums<T, ExecSpace>(space, int(state.object.extent(0)), int(state.object.extent(1)), M, D, batch);
-      m_chunks = index_chunks<Mem>(data.local_frames(), batch);
-    }
+    this->setup_pipeline(space, data, state, options, max_local_batch, "ptyko::rPIE::waves");
   }
 
   double epoch(ExecSpace const& space, typename Base::Data const& data, typename Base::St& state,
@@ -99,14 +82,17 @@ class RPIE final : public Solver<T, ExecSpace> {
   }
 
  private:
+  // The pipeline's members (GradientSolver), named here as in a
+  // non-template class.
+  using Base::m_all;
+  using Base::m_chunk;
+  using Base::m_chunks;
+  using Base::m_costs;
+  using Base::m_model;
+  using Base::m_options;
+  using Base::m_sums;
+  using Base::m_waves;
   std::string m_name;
-  SolverOptions m_options;
-  std::unique_ptr<ForwardModel<T, ExecSpace>> m_model;
-  ComplexView4<T, Mem> m_waves;
-  UpdateSums<T, ExecSpace> m_sums, m_all;
-  CostSlots<ExecSpace> m_costs;  ///< the epoch's Fourier-step costs, read once at its end
-  std::vector<IndexView<Mem>> m_chunks;
-  int m_chunk = 1;  ///< positions per pass of the pipeline
 };
 
 template <class T, class ExecSpace>
