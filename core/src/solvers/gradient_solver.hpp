@@ -6,6 +6,7 @@
 #include "pie_common.hpp"
 
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,13 +53,41 @@ class GradientSolver : public Solver<T, ExecSpace> {
     return batch;
   }
 
+  /// The start of an epoch over `batches`: the cost slots of its pipeline
+  /// passes, and with IlluminationNorm::all every position's illumination
+  /// sums (m_all) and their largest weights (object, probe), else {0, 0}.
+  std::array<double, 2> begin_epoch(ExecSpace const& space, typename Base::Data const& data,
+                                    typename Base::St const& state,
+                                    std::vector<typename Base::Batch const*> const& batches,
+                                    typename Base::SyncT& sync) {
+    std::array<double, 2> all_max{0, 0};
+    if (m_options.illumination == IlluminationNorm::all)
+      all_max = all_positions_weights(space, *m_model, data, state, m_chunks, m_all, sync);
+    m_costs.begin(space, pipeline_passes(batches, m_chunk));
+    return all_max;
+  }
+
+  /// The gradient sums of the batch `idx` into m_sums (gradient_sums);
+  /// `keep`: its exit waves and patches stay in m_waves and the model's
+  /// patches for the solver to read again. Non-blocking.
+  void batch_gradient_sums(ExecSpace const& space, typename Base::Data const& data, typename Base::St const& state,
+                           IndexView<Mem> const& idx, bool update_probe, bool keep) {
+    gradient_sums(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches(), m_sums, m_costs,
+                  update_probe, m_chunk, keep, this->m_position_sums);
+  }
+
+  /// The epoch's total cost (blocking).
+  double end_epoch(ExecSpace const& space) { return m_costs.total(space); }
+
   SolverOptions m_options;
   std::unique_ptr<ForwardModel<T, ExecSpace>> m_model;
   ComplexView4<T, Mem> m_waves;            ///< the batch's exit waves (batch, M, D, D)
   UpdateSums<T, ExecSpace> m_sums, m_all;  ///< the batch's sums; all positions' (IlluminationNorm::all)
-  CostSlots<ExecSpace> m_costs;            ///< the epoch's Fourier-step costs, read once at its end
-  std::vector<IndexView<Mem>> m_chunks;    ///< the local frames in batches (IlluminationNorm::all)
-  int m_chunk = 1;                         ///< positions per pass of the pipeline
+
+ private:
+  CostSlots<ExecSpace> m_costs;          ///< the epoch's Fourier-step costs, read once at its end
+  std::vector<IndexView<Mem>> m_chunks;  ///< the local frames in batches (IlluminationNorm::all)
+  int m_chunk = 1;                       ///< positions per pass of the pipeline
 };
 
 }  // namespace ptyko::impl

@@ -98,9 +98,7 @@ class LSQML final : public GradientSolver<T, ExecSpace> {
                std::vector<typename Base::Batch const*> const& batches, typename Base::SyncT& sync,
                bool update_probe) override {
     bool const all = m_options.illumination == IlluminationNorm::all;
-    std::array<double, 2> all_max{0, 0};
-    if (all) all_max = all_positions_weights(space, *m_model, data, state, m_chunks, m_all, sync);
-    m_costs.begin(space, pipeline_passes(batches, m_chunk));
+    auto const all_max = this->begin_epoch(space, data, state, batches, sync);
     for (auto const* batch : batches) {
       auto const& idx = batch->local;
       auto const& tiles = batch->tiles.list;
@@ -114,8 +112,7 @@ class LSQML final : public GradientSolver<T, ExecSpace> {
               ? m_sums.begin_isolated(space, state.probe, data.positions, idx, batch->isolated, /*in_space=*/one_rank)
               : ScalarArg<T, Mem>(0.0);
       // The step sums below read every position's waves and patches again.
-      gradient_sums(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches(), m_sums, m_costs,
-                    update_probe, m_chunk, /*keep=*/true, this->m_position_sums);
+      this->batch_gradient_sums(space, data, state, idx, update_probe, /*keep=*/true);
       auto const maxima = m_sums.reduce(space, sync, update_probe, isolated_max);
       auto const w_max = [&](int k) { return all ? ScalarArg<T, Mem>(all_max[k]) : maxima[k]; };
       // Search directions, in place of the sums.
@@ -170,16 +167,13 @@ class LSQML final : public GradientSolver<T, ExecSpace> {
       if (m_options.object_clip) clip_amplitude(space, tiles, state.object, T(1));
       sync.after_batch(space, state.object, m_sums.obj_w, batch->tiles);
     }
-    return m_costs.total(space);
+    return this->end_epoch(space);
   }
 
  private:
   // The pipeline's members (GradientSolver), named here as in a
   // non-template class.
   using Base::m_all;
-  using Base::m_chunk;
-  using Base::m_chunks;
-  using Base::m_costs;
   using Base::m_model;
   using Base::m_options;
   using Base::m_sums;

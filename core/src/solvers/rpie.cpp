@@ -27,13 +27,10 @@ class RPIE final : public GradientSolver<T, ExecSpace> {
   double epoch(ExecSpace const& space, typename Base::Data const& data, typename Base::St& state,
                std::vector<typename Base::Batch const*> const& batches, typename Base::SyncT& sync,
                bool update_probe) override {
-    std::array<double, 2> all_max{0, 0};
-    if (m_options.illumination == IlluminationNorm::all)
-      all_max = all_positions_weights(space, *m_model, data, state, m_chunks, m_all, sync);
+    auto const all_max = this->begin_epoch(space, data, state, batches, sync);
     // The step along the exit-wave update (impl::exit_wave_update has
     // already halved the Poisson one).
     double const step = 1.0;
-    m_costs.begin(space, pipeline_passes(batches, m_chunk));
     for (auto const* batch : batches) {
       auto const& idx = batch->local;
       auto const& tiles = batch->tiles.list;
@@ -48,8 +45,7 @@ class RPIE final : public GradientSolver<T, ExecSpace> {
                                       m_options.alpha, step);  // reduce returns its w_max
       else if (batch->isolated > 0 || batch->foreign() > 0)
         isolated_max = m_sums.begin_isolated(space, state.probe, data.positions, idx, batch->isolated);
-      gradient_sums(space, *m_model, data, state, idx, m_options.noise, m_waves, m_model->patches(), m_sums, m_costs,
-                    update_probe, m_chunk, /*keep=*/false, this->m_position_sums);
+      this->batch_gradient_sums(space, data, state, idx, update_probe, /*keep=*/false);
       auto const maxima = m_sums.reduce(space, sync, update_probe, isolated_max);
       if (!in_pipeline && batch->isolated > 0) {
         auto const kept = m_sums.kept_isolated(idx);
@@ -78,20 +74,15 @@ class RPIE final : public GradientSolver<T, ExecSpace> {
       if (m_options.object_clip) clip_amplitude(space, tiles, state.object, T(1));
       sync.after_batch(space, state.object, m_sums.obj_w, batch->tiles);
     }
-    return m_costs.total(space);
+    return this->end_epoch(space);
   }
 
  private:
   // The pipeline's members (GradientSolver), named here as in a
   // non-template class.
   using Base::m_all;
-  using Base::m_chunk;
-  using Base::m_chunks;
-  using Base::m_costs;
-  using Base::m_model;
   using Base::m_options;
   using Base::m_sums;
-  using Base::m_waves;
   std::string m_name;
 };
 
