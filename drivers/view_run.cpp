@@ -1,0 +1,572 @@
+// The stages of one view, in the order they run (ViewRun::run). Everything
+// that depends on the input files and the options is checked before the
+// first collective call, and the ranks agree on the outcome (agreed.hpp);
+// an exception later on (inside the epochs) ends in main(), which prints it
+// and aborts every rank (MPI_Abort).
+//
+// Stopping: after each epoch the ranks take the maximum of their stop flags
+// (stop_signals.hpp; one all-reduce), so every rank stops after the same
+// epoch, writes the checkpoint (the gathered object) and exits with 128 +
+// signal. A checkpoint is only ever written at an epoch boundary, where the
+// state is complete (mid-epoch, the solvers' sums and DM's exit waves are
+// half updated).
+
+#include "view_run.hpp"
+
+#include "agreed.hpp"
+#include "run_log.hpp"
+#include "stop_signals.hpp"
+#include "truth_score.hpp"
+#include "view_checks.hpp"
+
+#include <ptyko/core/background_refinement.hpp>
+#include <ptyko/core/checkpoint.hpp>
+#include <ptyko/core/dataset.hpp>
+#include <ptyko/core/frame_stats.hpp>
+#include <ptyko/core/images.hpp>
+#include <ptyko/core/phase_ramp.hpp>
+#include <ptyko/core/probe_focus.hpp>
+#include <ptyko/core/probe_modes.hpp>
+#include <ptyko/core/reconstruction.hpp>
+#include <ptyko/core/result_file.hpp>
+#include <ptyko/core/scan.hpp>
+#include <ptyko/kernels/error.hpp>
+#include <ptyko/parallel/strategy.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+namespace ptyko::drivers {
+namespace {
+
+namespace fs = std::filesystem;
+using Exec = Kokkos::DefaultExecutionSpace;
+using parallel::Communicator;
+using parallel::Datatype;
+using parallel::ReduceOp;
+using Positions = std::vector<std::array<double, 2>>;
+
+// --mask-above: a pixel that reaches `level` in any frame of any rank is
+// bad in all frames (saturated counters, hot pixels, module gaps filled
+// with the type's maximum), on every rank alike. Collective.
+template <class T>
+void mask_pixels_reaching(Communicator const& comm, Exec const& space, LocalData<T, Exec>& data, double level,
+                          std::string const& input, Log& log) {
+  std::vector<float> const local = pixel_maxima(space, data);
+  std::vector<double> maxima(local.begin(), local.end());
+  comm.allreduce(maxima.data(), maxima.size(), Datatype::float64, ReduceOp::max);
+  std::vector<std::uint8_t> bad(maxima.size());
+  std::size_t count = 0;
+  for (std::size_t k = 0; k < maxima.size(); ++k) count += bad[k] = maxima[k] >= level ? 1 : 0;
+  if (count > 0) mask_pixels(space, data, bad);
+  double const share = double(count) / double(maxima.size());
+  log.info(fmt::format("reconstruct: --mask-above {:g}: {} pixel(s) ({:.2f} %) reach it in some frame: masked", level,
+                       count, 100 * share));
+  if (share > 0.05)
+    log.warn(fmt::format("{}: --mask-above {:g} masks {:.1f} % of the detector: is the level below the real "
+                         "intensities? (ptyko info shows the brightest pixel)",
+                         input, level, 100 * share));
+}
+
+template <class T>
+class ViewRun {
+ public:
+  ViewRun(Communicator const& comm, RunConfig const& cfg, ViewJob const& job)
+      : m_comm(comm), m_cfg(cfg), m_job(job), m_input(job.input), m_log(comm.rank() == 0, cfg, job.label),
+        m_resolved(cfg.solver) {}
+
+  void run() {
+    open();
+    survey_frames();
+    make_reconstruction();
+    if (!describe()) return;
+    int const stop = run_epochs();
+    if (stop) stopped(stop);
+    finish();
+  }
+
+ private:
+  parallel::Decomposition const& decomposition() const { return m_strategy->decomposition(); }
+  std::size_t file_frames() const { return m_layout.info.frames; }
+
+  // 1. Everything that reads files or can fail on one rank only.
+  void open() {
+    agreed(m_comm, [&] {
+      m_log.open(m_cfg.log_file);
+      m_layout = read_scan_layout(m_input, m_cfg.load);
+      say_how_frames_are_read();
+      resolve_solver_defaults(m_resolved, m_layout.info.frames);  // e.g. a batch larger than the frames
+      if (!m_job.resume.empty()) {
+        m_checkpoint = read_checkpoint(m_job.resume);
+        check_checkpoint_matches(*m_checkpoint, m_layout, m_job.resume);
+      }
+      m_file_positions = m_layout.positions_px;
+      make_strategy();
+      check_object_memory(m_layout, decomposition(), sizeof(T));
+      read_probe_guess_or_illumination();
+      LoadOptions load = m_cfg.load;
+      load.float_frames = m_resolved.refine_intensities;  // refinement scales them: float from the start
+      auto const& dec = decomposition();
+      m_data = load_local_data<T, Exec>(m_space, m_layout, dec.frame_ids, dec.tile_y, dec.tile_x, dec.tile_height,
+                                        dec.tile_width, load);
+      m_truth = std::make_unique<TruthScore>(m_layout, m_log);
+    });
+  }
+
+  void say_how_frames_are_read() {
+    auto const& info = m_layout.info;
+    if (info.auto_crop)
+      m_log.warn(fmt::format("{}: frames are {} x {}, not square: using the {} x {} window around their centre "
+                             "(--crop {}); give --crop N and --crop-centre-y/-x where the beam is elsewhere",
+                             m_input, info.stored_ny, info.stored_nx, info.ny * info.bin, info.nx * info.bin,
+                             info.ny * info.bin));
+    warn_detector_placement(m_log, m_input, info);
+    if (info.beam_found)
+      m_log.info(fmt::format("reconstruct: {}: the beam found at stored pixel (y, x) = ({}, {}): reading the {} x {} "
+                             "window around it (--crop {} --crop-centre-y {} --crop-centre-x {})",
+                             m_input, (*info.beam_found)[0], (*info.beam_found)[1], info.ny * info.bin,
+                             info.nx * info.bin, info.ny * info.bin, (*info.beam_found)[0], (*info.beam_found)[1]));
+  }
+
+  void make_strategy() {
+    parallel::StrategyOptions sopts;
+    sopts.sync_every = m_cfg.sync_every;
+    // The ranks split the frames by the file's positions, as the run that
+    // wrote the checkpoint did (a resumed run then continues it exactly);
+    // their tiles also hold the refined positions' footprints, from where
+    // the refinement continues.
+    if (m_checkpoint && !m_checkpoint->result.file_positions_px.empty())
+      sopts.held_positions = m_checkpoint->result.positions_px;
+    // Refinement moves a position up to its largest shift from the file's:
+    // the tiles hold that much around the footprints (else a rank's tile
+    // edge would stop it sooner than the object's edge stops full-sync).
+    if (m_resolved.refine_positions)
+      sopts.footprint_margin = int(std::ceil(m_resolved.positions_max_shift >= 0 ? m_resolved.positions_max_shift
+                                                                                 : m_layout.info.ny / 4.0));
+    m_strategy = parallel::make_strategy<T, Exec>(m_cfg.strategy, m_comm, m_layout, sopts);
+    if (!sopts.held_positions.empty()) m_layout.positions_px = sopts.held_positions;
+  }
+
+  void read_probe_guess_or_illumination() {
+    std::string resampled;
+    if (!m_cfg.probe_guess.empty())
+      m_guess = read_probe_guess(m_cfg.probe_guess, m_layout.info,
+                                 {m_layout.grid.pixel_size_y, m_layout.grid.pixel_size_x}, &resampled);
+    else
+      m_guess = cxi_read_illumination(m_layout.info, &resampled);
+    if (!resampled.empty()) m_log.info("reconstruct: " + resampled);
+  }
+
+  // 2. What the frames look like, over all ranks (collective): warnings,
+  // and the frames without counts left out.
+  void survey_frames() {
+    if (m_cfg.mask_above) mask_pixels_reaching(m_comm, m_space, m_data, *m_cfg.mask_above, m_input, m_log);
+    std::vector<double> const counts = check_counts();
+    if (!m_empty.empty()) skip_empty_frames(counts);
+    m_positions.reserve(m_kept.size());
+    m_kept_file_positions.reserve(m_kept.size());  // batches and refinement's limit follow the file's
+    for (std::size_t n : m_kept) {
+      m_positions.push_back(m_layout.positions_px[n]);
+      m_kept_file_positions.push_back(m_file_positions[n]);
+    }
+    agreed(m_comm, [&] { resolve_solver_defaults(m_resolved, m_kept.size()); });
+    m_step = typical_step(m_positions);
+    if (m_guess.extent(0) > 0)
+      warn_low_overlap(m_log, m_input, m_step, m_guess, "probe guess", "ptychography may not converge");
+  }
+
+  // Every file frame's counts (collective); sorts the frames into kept and
+  // empty ones and warns about low counts and saturation.
+  std::vector<double> check_counts() {
+    std::size_t const N = file_frames();
+    FrameStats const stats = frame_stats(m_space, m_data);
+    std::vector<double> counts(N, 0.0);
+    for (std::size_t f = 0; f < stats.counts.size(); ++f) counts[m_data.frame_ids[f]] = stats.counts[f];
+    m_comm.allreduce(counts.data(), N, Datatype::float64, ReduceOp::sum);
+    double max_value = stats.max_value;
+    m_comm.allreduce(&max_value, 1, Datatype::float64, ReduceOp::max);
+    double const ceiling = data_type_ceiling(m_layout.info.data_type);
+    double at[2] = {ceiling > 0 ? double(count_pixels_at_least(m_space, m_data, float(ceiling))) : 0.0,
+                    max_value > 0 ? double(count_pixels_at_least(m_space, m_data, float(max_value))) : 0.0};
+    m_comm.allreduce(at, 2, Datatype::float64, ReduceOp::sum);
+
+    for (std::size_t n = 0; n < N; ++n) (counts[n] > 0 ? m_kept : m_empty).push_back(n);
+    agreed(m_comm, [&] {  // every rank decides alike
+      PTYKO_REQUIRE(!m_kept.empty(), m_input, ": all ", N, " frames of ", m_layout.info.data_path,
+                    " hold no counts (every measured pixel is 0): nothing to reconstruct; check the file and its "
+                    "mask");
+    });
+    double mean_counts = 0;
+    for (std::size_t n : m_kept) mean_counts += counts[n];
+    mean_counts /= double(m_kept.size());
+    if (mean_counts < 100)
+      m_log.warn(fmt::format("{}: only {:.3g} counts per frame on average (over measured pixels): very low for "
+                             "ptychography; check the data (units, background subtraction, binning)",
+                             m_input, mean_counts));
+    if (at[0] > 0)
+      m_log.warn(fmt::format("{}: {:.0f} pixels hold {:.0f}, the largest {} value: saturated (or unmasked bad) "
+                             "pixels bias the reconstruction; mask them (--mask-above {:.0f}, or the file's or a "
+                             "--mask file's mask)",
+                             m_input, at[0], ceiling, m_layout.info.data_type, ceiling));
+    else if (max_value >= 100 && at[1] >= std::max(10.0, 0.05 * double(N)))
+      m_log.warn(fmt::format("{}: {:.0f} pixels share the largest value {:.6g}: this looks like a saturated "
+                             "detector (or clipped data); mask them (--mask-above {:.6g}, or the file's or a --mask "
+                             "file's mask)",
+                             m_input, at[1], max_value, max_value));
+    return counts;
+  }
+
+  // Renumbers the kept frames 0..K-1 and drops the empty ones from this rank.
+  void skip_empty_frames(std::vector<double> const& counts) {
+    m_log.warn(fmt::format("{}: {} of {} frames hold no counts (frame{} {}): they are skipped", m_input,
+                           m_empty.size(), file_frames(), m_empty.size() > 1 ? "s" : "", frame_list(m_empty)));
+    std::vector<std::size_t> new_id(file_frames(), 0);
+    for (std::size_t k = 0; k < m_kept.size(); ++k) new_id[m_kept[k]] = k;
+    std::vector<int> keep_local;
+    std::vector<std::size_t> ids;
+    for (int f = 0; f < m_data.local_frames(); ++f)
+      if (counts[m_data.frame_ids[std::size_t(f)]] > 0) {
+        keep_local.push_back(f);
+        ids.push_back(new_id[m_data.frame_ids[std::size_t(f)]]);
+      }
+    m_data = select_frames(m_space, m_data, keep_local, ids, m_kept.size());
+  }
+
+  // 3. The state, afresh or cut from the checkpoint, and the reconstruction.
+  void make_reconstruction() {
+    auto const& dec = decomposition();
+    State<T, Exec> state;
+    ProbeFocus focus = parse_probe_focus(m_cfg.probe_focus);
+    if (m_checkpoint)
+      state = state_from_checkpoint<T, Exec>(m_space, *m_checkpoint, dec.tile_y, dec.tile_x, dec.tile_height,
+                                             dec.tile_width);
+    else
+      state = fresh_state(focus);
+    // How the frames are held (uint16 counts unless some rank's are not counts).
+    double all_counts = m_data.frames.is_counts() ? 1.0 : 0.0;
+    m_comm.allreduce(&all_counts, 1, Datatype::float64, ReduceOp::min);
+    m_counts_held = all_counts > 0;
+    m_rec = std::make_unique<Reconstruction<T, Exec>>(m_space, std::move(m_data), std::move(state), m_resolved,
+                                                      *m_strategy, m_positions, m_kept_file_positions);
+    SolverOptions const& opts = m_rec->options();
+    if (m_checkpoint && opts.refine_intensities && !m_checkpoint->result.relative_flux.empty()) {
+      // The frames as the checkpointed run had scaled them.
+      std::vector<double> flux;
+      flux.reserve(m_kept.size());
+      for (std::size_t n : m_kept) flux.push_back(m_checkpoint->result.relative_flux.at(n));
+      m_rec->restore_flux(flux);
+    }
+    m_ran = resolved_config(m_cfg, opts, m_input, m_job.output);
+    m_ran.solver.modes = m_rec->state().modes();
+    if (!m_checkpoint && m_guess.extent(0) == 0) m_ran.probe_focus = to_string(focus);  // the side the trial chose
+    m_comm.take_bytes_moved();  // the set-up's traffic is not the first epoch's
+  }
+
+  // The first state: the probe from the guess or from the data, on the side
+  // of the focus that `focus` names or that a trial chooses (then `focus`
+  // becomes that side).
+  State<T, Exec> fresh_state(ProbeFocus& focus) {
+    auto const& dec = decomposition();
+    double const diameter =
+        m_cfg.probe_diameter > 0 ? m_cfg.probe_diameter : default_probe_diameter(m_step, m_layout.info.ny);
+    if (m_guess.extent(0) > 0 && focus != ProbeFocus::automatic)
+      m_log.warn(fmt::format("--probe-focus {}: the probe starts from the given guess, so the side of the focus is "
+                             "the guess's; --probe-focus only places a probe computed from the data",
+                             m_cfg.probe_focus));
+    if (m_guess.extent(0) == 0 && focus == ProbeFocus::automatic) {
+      // The data choose the side (core/probe_focus.hpp).
+      auto const t0 = std::chrono::steady_clock::now();
+      ProbeFocusTrial const trial = choose_probe_focus<T, Exec>(m_space, m_data, *m_strategy, dec.tile_height,
+                                                                dec.tile_width, m_resolved, diameter, m_positions,
+                                                                m_kept_file_positions, m_cfg.probe_focus_frames);
+      focus = trial.focus;
+      m_log.info(fmt::format("reconstruct: computed probe {} of the focus ({} rPIE epochs from each side on {}{} "
+                             "frames in {:.2g} s{}: cost {:.5g} from upstream, {:.5g} from downstream; "
+                             "--probe-focus sets the side)",
+                             to_string(focus), trial.epochs, trial.frames,
+                             trial.frames < m_positions.size() ? fmt::format(" of {}", m_positions.size()) : "",
+                             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                             trial.undecided_frames > 0
+                                 ? fmt::format(", after {} of them had not decided", trial.undecided_frames)
+                                 : "",
+                             trial.upstream_cost, trial.downstream_cost));
+    }
+    State<T, Exec> state = initial_state<T, Exec>(m_space, m_data, *m_strategy, dec.tile_height, dec.tile_width,
+                                                  m_guess, m_cfg.solver.modes, m_cfg.solver.seed, diameter,
+                                                  focus == ProbeFocus::automatic ? ProbeFocus::upstream : focus);
+    state.tile_y = dec.tile_y;
+    state.tile_x = dec.tile_x;
+    return state;
+  }
+
+  // What the run is about to do (collective: the isolated positions' sum).
+  // False when a resumed run already holds its epochs.
+  bool describe() {
+    SolverOptions const& opts = m_rec->options();
+    m_log.info(fmt::format("reconstruct: {} frames of {}x{} ({}) from {}, {} on {} rank(s) ({}), {} precision, {} "
+                           "mode(s)",
+                           m_kept.size(), m_layout.info.ny, m_layout.info.nx,
+                           m_counts_held ? "uint16 counts" : "float32", m_input, opts.solver, m_comm.size(),
+                           m_strategy->name(), sizeof(T) == 4 ? "single" : "double", m_rec->state().modes()));
+    m_log.info(fmt::format("reconstruct: object {} x {} pixels of {:.4g} m, batch size {} ({}), noise {}",
+                           m_layout.grid.height, m_layout.grid.width, m_layout.grid.pixel_size_x, opts.batch_size,
+                           to_string(opts.batching), noise_name()));
+    // Mini-batch solvers synchronise every batch; with fewer positions per
+    // batch than ranks, some ranks hold none of a batch and only wait there
+    // (DM and RAAR update from all positions at once).
+    if (opts.solver != "dm" && opts.solver != "raar" && opts.batch_size < m_comm.size())
+      m_log.warn(fmt::format("--batch-size {} is below the {} ranks: in each mini-batch some ranks hold no position "
+                             "and only wait at its sums; --batch-size {} or more keeps every rank busy",
+                             opts.batch_size, m_comm.size(), m_comm.size()));
+    double isolated = double(m_rec->isolated_positions());  // summed over ranks: collective
+    m_comm.allreduce(&isolated, 1, Datatype::float64, ReduceOp::sum);
+    if (isolated > 0)
+      m_log.info(fmt::format("reconstruct: {:.0f} of {} positions meet no other of their batch: "
+                             "updated without object sums",
+                             isolated, m_kept.size()));
+    if (m_checkpoint) {
+      m_log.info(fmt::format("reconstruct: resuming from {} after epoch {} (written by {} rank(s), {})", m_job.resume,
+                             m_checkpoint->epoch, m_checkpoint->ranks, m_checkpoint->strategy));
+      if (opts.solver == "dm" || opts.solver == "raar")
+        m_log.info("reconstruct: " + opts.solver +
+                   " restarts its exit waves from P S O (they are not checkpointed): expect a higher cost for a few "
+                   "epochs (docs/usage.md)");
+    }
+    std::string text = to_toml(m_ran, false);
+    if (!text.empty() && text.back() == '\n') text.pop_back();
+    m_log.info("reconstruct: configuration (TOML):\n" + text);
+    if (m_rec->done() && m_checkpoint) {
+      m_log.note(fmt::format("{} already holds {} epochs (>= --epochs {}): nothing to do; give a larger --epochs to "
+                             "continue",
+                             m_job.resume, m_checkpoint->epoch, opts.epochs));
+      return false;
+    }
+    return true;
+  }
+
+  std::string noise_name() const {
+    return m_rec->options().noise == NoiseModel::gaussian ? "gaussian" : "poisson";
+  }
+
+  // 4. The epochs, with a progress line each, scores against a truth and
+  // checkpoints; the last checkpoint is written after them. Returns the
+  // signal that stopped them (0 if none).
+  int run_epochs() {
+    SolverOptions const& opts = m_rec->options();
+    if (m_checkpoint) {
+      m_errors = m_checkpoint->result.object_error;
+      m_fractions = m_checkpoint->result.mode_power_fractions;
+    }
+    m_errors.resize(std::size_t(m_rec->state().epoch), std::nan(""));
+    int const first_epoch = m_rec->state().epoch;
+    int stop = 0;
+    bool object_gathered = false;  // the last epoch's score gathered the final object
+    while (!m_rec->done()) {
+      EpochReport const last = m_rec->step();
+      m_elapsed += last.seconds;
+      if (!last.mode_power_fractions.empty()) m_fractions = last.mode_power_fractions;
+      double error = std::nan("");
+      // Every rank must take the same decision: gather_object is collective.
+      bool const final_epoch = m_rec->done();
+      if (m_layout.info.has_truth &&
+          (final_epoch || (m_cfg.error_every > 0 && last.epoch % m_cfg.error_every == 0))) {
+        HostComplex2 gathered = m_strategy->gather_object(m_space, m_rec->state().object);  // collective
+        if (m_truth->active()) error = m_truth->error(gathered);
+        if (final_epoch) {  // what save would gather again
+          m_object = gathered;
+          object_gathered = true;
+        }
+      }
+      m_errors.push_back(error);
+      double const eta = m_elapsed / (last.epoch - first_epoch) * (opts.epochs - last.epoch);
+      m_log.info(progress_line(last, error, eta));
+
+      // Every rank stops after the same epoch: the largest flag wins.
+      stop = int(m_strategy->max(double(requested_stop())));
+      if (stop) break;
+      if (m_cfg.checkpoint_every > 0 && last.epoch % m_cfg.checkpoint_every == 0 && !m_rec->done()) {
+        save(false);
+        m_log.info(fmt::format("reconstruct: checkpoint after epoch {} in {}", last.epoch, m_job.output));
+      }
+    }
+    save(object_gathered);
+    return stop;
+  }
+
+  std::string progress_line(EpochReport const& last, double error, double eta) const {
+    // DM/RAAR with --cost-every K > 1 measure the cost only every K epochs.
+    std::string const cost = std::isfinite(last.cost) ? fmt::format("{:.5g}", last.cost) : std::string("-");
+    std::string line = fmt::format("epoch {:>4}/{}  cost {:<11} {:6.3f} s/epoch  ETA {}", last.epoch,
+                                   m_rec->options().epochs, cost, last.seconds, format_duration(eta));
+    if (m_comm.size() > 1) line += fmt::format("  moved {}", format_bytes(last.bytes));
+    if (std::isfinite(last.position_rms_move_px))
+      line += fmt::format("  positions {:.3f} px rms, {:.2f} max", last.position_rms_move_px,
+                          last.position_max_move_px);
+    if (std::isfinite(last.flux_rms_deviation))
+      line += fmt::format("  flux {:.1f} % rms, {:.3f}-{:.3f}", 100 * last.flux_rms_deviation, last.flux_min,
+                          last.flux_max);
+    if (std::isfinite(last.background_fraction))
+      line += fmt::format("  background {:.2f} % of counts", 100 * last.background_fraction);
+    if (std::isfinite(error)) line += fmt::format("  error {:.4f}", error);
+    return line;
+  }
+
+  // Every frame's position as the result keeps it: refined where refined,
+  // the file's for skipped frames.
+  Positions result_positions() const {
+    Positions p = m_file_positions;
+    for (std::size_t k = 0; k < m_kept.size(); ++k) p[m_kept[k]] = m_rec->positions()[k];
+    return p;
+  }
+
+  // Every file frame's relative flux when intensities are refined (those
+  // skipped for holding no counts had no beam: 0), else empty. Collective.
+  std::vector<double> result_flux() const {
+    std::vector<double> const kept_flux = m_rec->relative_flux();
+    std::vector<double> flux;
+    if (kept_flux.empty()) return flux;
+    flux.assign(file_frames(), 0.0);
+    for (std::size_t k = 0; k < m_kept.size(); ++k) flux[m_kept[k]] = kept_flux[k];
+    return flux;
+  }
+
+  // Gathers the object (collective) unless m_object holds it already
+  // (`gathered`), and writes the checkpoint on rank 0; there m_object and
+  // m_probe become the result's (without the phase ramp unless
+  // --keep-phase-ramp).
+  void save(bool gathered) {
+    SolverOptions const& opts = m_rec->options();
+    auto const& state = m_rec->state();
+    if (!gathered) m_object = m_strategy->gather_object(m_space, state.object);
+    m_probe = m_strategy->probe_on_host(m_space, state.probe);
+    std::vector<double> const flux = result_flux();  // collective
+    if (!m_log.root()) return;
+    Checkpoint c;
+    ResultContents& r = c.result;
+    r.object = m_object;
+    r.probe = m_probe;
+    r.positions_px = result_positions();
+    if (m_cfg.remove_phase_ramp) {
+      // The result takes the gauge without a mean phase gradient; the
+      // checkpoint keeps the run's own state for --resume.
+      c.state_object = m_object;
+      c.state_probe = m_probe;
+      r.object = HostComplex2(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::result_object"),
+                              m_object.extent(0), m_object.extent(1));  // every pixel copied below
+      r.probe = HostComplex3(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::result_probe"),
+                             m_probe.extent(0), m_probe.extent(1), m_probe.extent(2));
+      Kokkos::deep_copy(r.object, m_object);  // host -> host: the state's object, left as it is
+      Kokkos::deep_copy(r.probe, m_probe);    // host -> host: the state's probe
+      remove_object_phase_ramp(r.object, r.probe, r.positions_px);
+    }
+    if (opts.refine_positions) r.file_positions_px = m_file_positions;
+    r.relative_flux = flux;
+    r.background = background_on_host(m_space, state);
+    r.object_pixel_size_m = {m_layout.grid.pixel_size_y, m_layout.grid.pixel_size_x};
+    r.cost = state.cost;
+    r.noise_model = noise_name();
+    r.epoch_seconds = state.epoch_seconds;
+    r.bytes_moved = state.bytes_moved;
+    r.mode_power_fractions = m_fractions;
+    if (m_truth->active()) r.object_error = m_errors;
+    r.config = to_toml(m_ran, false);
+    r.provenance = provenance(m_comm.size());
+    c.epoch = state.epoch;
+    c.seed = opts.seed;
+    c.rng_state = state.rng_state;
+    c.ranks = m_comm.size();
+    c.strategy = m_strategy->name();
+    c.double_precision = sizeof(T) == 8;
+    c.input = fs::absolute(m_input).lexically_normal().string();
+    if (!m_job.single) fs::create_directories(fs::path(m_job.output).parent_path());
+    write_checkpoint(m_job.output, c);
+    m_object = r.object;  // the pictures show the result
+    m_probe = r.probe;
+  }
+
+  [[noreturn]] void stopped(int stop) {
+    m_log.note(fmt::format("stopped by {} after epoch {} of {}: checkpoint written to {}", signal_name(stop),
+                           m_rec->state().epoch, m_rec->options().epochs, m_job.output));
+    if (m_job.single) m_log.note("resume with: " + resume_command(m_comm.size(), {}, m_job.output));
+    throw Exit{128 + stop};
+  }
+
+  // 5. The pictures and the closing lines.
+  void finish() {
+    SolverOptions const& opts = m_rec->options();
+    auto const& state = m_rec->state();
+    std::vector<double> const flux = result_flux();  // collective
+    if (!m_log.root()) return;
+    std::vector<std::string> pictures;
+    if (m_cfg.images)
+      pictures = write_result_pictures(m_job.output, m_object, m_probe, m_fractions, state.cost, noise_name(),
+                                       opts.refine_positions ? m_file_positions : Positions(),
+                                       opts.refine_positions ? result_positions() : Positions(), flux,
+                                       background_on_host(m_space, state));
+    std::string done = fmt::format("reconstruct: wrote {} after {} epochs in {}", m_job.output, state.epoch,
+                                   format_duration(m_elapsed));
+    auto const& costs = state.cost;
+    auto const measured = std::find_if(costs.rbegin(), costs.rend(), [](double c) { return std::isfinite(c); });
+    if (measured != costs.rend())  // else: no epoch ran, or none measured its cost
+      done += measured == costs.rbegin()
+                  ? fmt::format(", final cost {:.5g}", *measured)
+                  : fmt::format(", cost {:.5g} at epoch {}", *measured, costs.rend() - measured);  // a stop between DM's measurements
+    if (m_truth->active() && !m_errors.empty() && std::isfinite(m_errors.back()))
+      done += fmt::format(", error against the truth {:.4f}", m_errors.back());
+    m_log.info(done);
+    for (auto const& p : pictures) m_log.info("reconstruct: wrote " + p);
+    if (m_guess.extent(0) == 0 && m_probe.extent(0) > 0)
+      warn_low_overlap(m_log, m_input, m_step, m_probe, "reconstructed probe", "the result may be unreliable");
+  }
+
+  Communicator const& m_comm;
+  RunConfig const& m_cfg;
+  ViewJob const& m_job;
+  std::string const& m_input;
+  Exec m_space;
+  Log m_log;
+
+  // 1. open
+  ScanLayout m_layout;
+  SolverOptions m_resolved;  ///< the options with the solver's defaults for these frames
+  std::optional<Checkpoint> m_checkpoint;
+  std::unique_ptr<parallel::Strategy<T, Exec>> m_strategy;
+  LocalData<T, Exec> m_data;  ///< moved into m_rec by make_reconstruction
+  HostComplex3 m_guess;       ///< the probe guess (extent 0 when none)
+  std::unique_ptr<TruthScore> m_truth;
+  Positions m_file_positions;  ///< the file's (m_layout's may be a checkpoint's refined ones)
+
+  // 2. survey_frames
+  std::vector<std::size_t> m_kept, m_empty;  ///< file frames with counts, and without
+  Positions m_positions, m_kept_file_positions;  ///< the kept frames' current and file positions
+  double m_step = 0;  ///< the scan's typical step, pixels
+
+  // 3. make_reconstruction
+  bool m_counts_held = false;  ///< every rank holds its frames as counts
+  std::unique_ptr<Reconstruction<T, Exec>> m_rec;
+  RunConfig m_ran;  ///< the configuration as run (the result's)
+
+  // 4. run_epochs
+  std::vector<double> m_errors, m_fractions;  ///< per epoch: error against the truth; last mode power fractions
+  double m_elapsed = 0;                       ///< seconds in this run's epochs
+  HostComplex2 m_object;                      ///< rank 0: the result's object and probe (after save)
+  HostComplex3 m_probe;
+};
+
+}  // namespace
+
+template <class T>
+void run_view(Communicator const& comm, RunConfig const& cfg, ViewJob const& job) {
+  ViewRun<T>(comm, cfg, job).run();
+}
+
+template void run_view<float>(Communicator const&, RunConfig const&, ViewJob const&);
+template void run_view<double>(Communicator const&, RunConfig const&, ViewJob const&);
+
+}  // namespace ptyko::drivers
