@@ -147,6 +147,145 @@ void read_detector_placement(h5::File const& f, CxiInfo& info) {
   info.beam_from_corner = beam_from_corner({corner[0], corner[1], corner[2]}, basis);
 }
 
+// The frames' dataset: its path, type and (frames, y, x) shape.
+std::string inspect_frames(h5::File const& f, CxiInfo& info) {
+  std::string const& path = info.path;
+  std::string const data = find_first(f, {k_data, k_detector_data});
+  PTYKO_REQUIRE(!data.empty(), path, ": no diffraction data: neither ", k_data, " nor ", k_detector_data,
+                " exists");
+  info.data_path = h5::resolve(f, data);
+  info.data_type = h5::type_name(f, data);
+  PTYKO_REQUIRE(is_real_number_type(info.data_type), path, ": ", data, " holds ", info.data_type,
+                " values; expected intensities as integers or floats");
+  auto const stored_dims = h5::shape(f, data);
+  auto const dims = stack_shape(stored_dims);
+  PTYKO_REQUIRE(dims.size() == 3, path, ": ", data, " has rank ", stored_dims.size(),
+                ", expected (frames, y, x) or a raster scan's (rows, columns, y, x)");
+  PTYKO_REQUIRE(dims[0] > 0, path, ": ", data, " holds no frames (shape ", shape_string(dims), ")");
+  PTYKO_REQUIRE(dims[1] <= std::size_t(std::numeric_limits<int>::max()) &&
+                    dims[2] <= std::size_t(std::numeric_limits<int>::max()),
+                path, ": frames in ", data, " are ", dims[1], "x", dims[2], " pixels: too large");
+  info.frames = dims[0];
+  info.stored_ny = info.ny = int(dims[1]);
+  info.stored_nx = info.nx = int(dims[2]);
+  return data;
+}
+
+// The window of the stored frames that is read: --crop / --bin, around
+// the beam --find-beam finds, or the largest square of oblong frames.
+void choose_window(h5::File const& f, std::string const& data, FrameCrop const& requested, CxiInfo& info) {
+  std::string const& path = info.path;
+  FrameCrop crop = requested;
+  if (crop.find_beam) {
+    PTYKO_REQUIRE(!crop.centre_y && !crop.centre_x, path,
+                  ": --find-beam and --crop-centre-y/-x both place the window: give one of them");
+    auto const beam = find_beam(f, data, info);
+    info.beam_found = beam;
+    crop.centre_y = beam[0];
+    crop.centre_x = beam[1];
+    if (crop.size == 0) {
+      // The largest square around the beam that the frames hold, a
+      // multiple of 2 bin pixels.
+      int const half = std::min({beam[0], beam[1], info.stored_ny - beam[0], info.stored_nx - beam[1]});
+      crop.size = 2 * half / (2 * crop.bin) * (2 * crop.bin);
+      PTYKO_REQUIRE(crop.size > 0, path, ": the beam found at stored pixel (y, x) = (", beam[0], ", ", beam[1],
+                    ") is on the frames' edge: give --crop-centre-y/-x");
+    }
+  }
+  if (crop.size == 0 && info.stored_ny != info.stored_nx) {
+    // Oblong frames (a detector of several modules): the largest square
+    // around their centre, a multiple of 2 bin pixels, unless a crop is
+    // given. CxiInfo::auto_crop tells the caller, who says so.
+    int const step = 2 * crop.bin;
+    FrameCrop square = crop;
+    square.size = std::min(info.stored_ny, info.stored_nx) / step * step;
+    PTYKO_REQUIRE(square.size > 0, path, ": frames in ", data, " are ", info.stored_ny, "x", info.stored_nx,
+                  ": too narrow for a square window", crop.bin > 1 ? " of the --bin" : "");
+    set_crop_window(info, square);
+    info.auto_crop = true;
+  } else if (crop.size > 0 || crop.bin != 1) {
+    set_crop_window(info, crop);
+  }
+}
+
+// The scan's translations (checked against the frames) and the geometry:
+// energy or wavelength, distance, pixel sizes, the detector's placement.
+void inspect_scan_and_geometry(h5::File const& f, std::string const& data, CxiInfo& info) {
+  std::string const& path = info.path;
+  std::string const trans = find_first(f, {k_translation, k_data_translation, k_detector_translation});
+  PTYKO_REQUIRE(!trans.empty(), path, ": no scan positions: none of ", k_translation, ", ", k_data_translation,
+                " or ", k_detector_translation, " exists: add the (N, 3) sample translations in metres");
+  require_numeric(f, trans.c_str(), false);
+  translation_layout(path, trans, h5::shape(f, trans), info.frames, data);
+  info.translation_path = h5::resolve(f, trans);
+
+  using impl::Quantity;
+  info.energy_path = find_first(f, {k_beam_energy, k_beam_incident_energy, k_energy});
+  if (!info.energy_path.empty()) info.energy_joule = read_optional_scalar(f, info.energy_path.c_str(), Quantity::energy);
+  info.wavelength_path = find_first(f, {k_wavelength, k_beam_wavelength});
+  if (!info.wavelength_path.empty())
+    info.wavelength_m = read_optional_scalar(f, info.wavelength_path.c_str(), Quantity::length);
+  info.distance_m = read_optional_scalar(f, k_distance, Quantity::length);
+  info.pixel_size_x_m = read_optional_scalar(f, k_pixel_x, Quantity::length);
+  info.pixel_size_y_m = read_optional_scalar(f, k_pixel_y, Quantity::length);
+  read_detector_placement(f, info);
+}
+
+// The monitor's flux per frame (PyNX's data_1/monitor) as the factor that
+// brings each frame to the median flux; frames below 10 % of it (no beam)
+// get 0.
+std::vector<double> monitor_scale(h5::File const& f, CxiInfo const& info) {
+  std::string const& path = info.path;
+  require_numeric(f, k_monitor, false);
+  std::vector<std::size_t> mdims;
+  auto const monitor = h5::read<double>(f, k_monitor, &mdims);
+  PTYKO_REQUIRE(monitor.size() == info.frames, path, ": monitor ", k_monitor, " has ", monitor.size(),
+                " values for ", info.frames, " frames: one per frame (or run with --no-monitor)");
+  std::vector<double> sorted;
+  for (std::size_t n = 0; n < monitor.size(); ++n) {
+    PTYKO_REQUIRE(std::isfinite(monitor[n]) && monitor[n] >= 0, path, ": monitor ", k_monitor, " of frame ", n,
+                  " is ", monitor[n], ": it must be a finite flux >= 0 (or run with --no-monitor)");
+    if (monitor[n] > 0) sorted.push_back(monitor[n]);
+  }
+  PTYKO_REQUIRE(!sorted.empty(), path, ": monitor ", k_monitor,
+                " is 0 for every frame: no beam, or not a flux (run with --no-monitor)");
+  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+  double const median = sorted[sorted.size() / 2];
+  std::vector<double> scale(monitor.size());
+  for (std::size_t n = 0; n < monitor.size(); ++n)
+    scale[n] = monitor[n] >= 0.1 * median ? median / monitor[n] : 0.0;
+  return scale;
+}
+
+// The mask, the probe guess's modes, the truth, and the corrections other
+// programs store with the data.
+void inspect_extras(h5::File const& f, CxiInfo& info) {
+  std::string const& path = info.path;
+  // The mask is always used, so a wrong one fails here, before any reading.
+  info.has_mask = h5::exists(f, k_mask);
+  if (info.has_mask) check_mask_dataset(f, k_mask, info, "mask");
+  // The probe guess is optional input (a run may take it from elsewhere):
+  // its shape is checked by cxi_read_illumination.
+  if (h5::exists(f, k_illumination)) {
+    auto const idims = h5::shape(f, k_illumination);
+    info.illumination_modes = idims.size() == 3 ? int(idims[0]) : 1;
+  }
+  info.has_truth = h5::exists(f, k_truth);
+
+  // Corrections other programs store with the data (PyNX: a dark frame and
+  // the incident flux per frame).
+  info.dark_path = find_first(f, {k_dark, k_data_dark});
+  info.has_dark = !info.dark_path.empty();
+  if (info.has_dark) {
+    auto const ddims = h5::shape(f, info.dark_path);
+    PTYKO_REQUIRE(is_frame_shaped(ddims, info.stored_ny, info.stored_nx), path, ": dark frame ", info.dark_path,
+                  " is ", frame_size(ddims), " but frames are ", info.stored_ny, "x", info.stored_nx,
+                  ": they must match (or run with --no-dark)");
+    require_numeric(f, info.dark_path.c_str(), false);
+  }
+  if (h5::exists(f, k_monitor)) info.monitor_scale = monitor_scale(f, info);
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------ CxiInfo
@@ -203,117 +342,10 @@ CxiInfo cxi_inspect(std::string const& path, FrameCrop const& requested) {
   CxiInfo info;
   info.path = path;
   auto f = h5::File::open_read(path);
-
-  std::string const data = find_first(f, {k_data, k_detector_data});
-  PTYKO_REQUIRE(!data.empty(), path, ": no diffraction data: neither ", k_data, " nor ", k_detector_data,
-                " exists");
-  info.data_path = h5::resolve(f, data);
-  info.data_type = h5::type_name(f, data);
-  PTYKO_REQUIRE(is_real_number_type(info.data_type), path, ": ", data, " holds ", info.data_type,
-                " values; expected intensities as integers or floats");
-  auto const stored_dims = h5::shape(f, data);
-  auto const dims = stack_shape(stored_dims);
-  PTYKO_REQUIRE(dims.size() == 3, path, ": ", data, " has rank ", stored_dims.size(),
-                ", expected (frames, y, x) or a raster scan's (rows, columns, y, x)");
-  PTYKO_REQUIRE(dims[0] > 0, path, ": ", data, " holds no frames (shape ", shape_string(dims), ")");
-  PTYKO_REQUIRE(dims[1] <= std::size_t(std::numeric_limits<int>::max()) &&
-                    dims[2] <= std::size_t(std::numeric_limits<int>::max()),
-                path, ": frames in ", data, " are ", dims[1], "x", dims[2], " pixels: too large");
-  info.frames = dims[0];
-  info.stored_ny = info.ny = int(dims[1]);
-  info.stored_nx = info.nx = int(dims[2]);
-  FrameCrop crop = requested;
-  if (crop.find_beam) {
-    PTYKO_REQUIRE(!crop.centre_y && !crop.centre_x, path,
-                  ": --find-beam and --crop-centre-y/-x both place the window: give one of them");
-    auto const beam = find_beam(f, data, info);
-    info.beam_found = beam;
-    crop.centre_y = beam[0];
-    crop.centre_x = beam[1];
-    if (crop.size == 0) {
-      // The largest square around the beam that the frames hold, a
-      // multiple of 2 bin pixels.
-      int const half = std::min({beam[0], beam[1], info.stored_ny - beam[0], info.stored_nx - beam[1]});
-      crop.size = 2 * half / (2 * crop.bin) * (2 * crop.bin);
-      PTYKO_REQUIRE(crop.size > 0, path, ": the beam found at stored pixel (y, x) = (", beam[0], ", ", beam[1],
-                    ") is on the frames' edge: give --crop-centre-y/-x");
-    }
-  }
-  if (crop.size == 0 && info.stored_ny != info.stored_nx) {
-    // Oblong frames (a detector of several modules): the largest square
-    // around their centre, a multiple of 2 bin pixels, unless a crop is
-    // given. CxiInfo::auto_crop tells the caller, who says so.
-    int const step = 2 * crop.bin;
-    FrameCrop square = crop;
-    square.size = std::min(info.stored_ny, info.stored_nx) / step * step;
-    PTYKO_REQUIRE(square.size > 0, path, ": frames in ", data, " are ", info.stored_ny, "x", info.stored_nx,
-                  ": too narrow for a square window", crop.bin > 1 ? " of the --bin" : "");
-    set_crop_window(info, square);
-    info.auto_crop = true;
-  } else if (crop.size > 0 || crop.bin != 1) {
-    set_crop_window(info, crop);
-  }
-
-  std::string const trans = find_first(f, {k_translation, k_data_translation, k_detector_translation});
-  PTYKO_REQUIRE(!trans.empty(), path, ": no scan positions: none of ", k_translation, ", ", k_data_translation,
-                " or ", k_detector_translation, " exists: add the (N, 3) sample translations in metres");
-  require_numeric(f, trans.c_str(), false);
-  translation_layout(path, trans, h5::shape(f, trans), info.frames, data);
-  info.translation_path = h5::resolve(f, trans);
-
-  using impl::Quantity;
-  info.energy_path = find_first(f, {k_beam_energy, k_beam_incident_energy, k_energy});
-  if (!info.energy_path.empty()) info.energy_joule = read_optional_scalar(f, info.energy_path.c_str(), Quantity::energy);
-  info.wavelength_path = find_first(f, {k_wavelength, k_beam_wavelength});
-  if (!info.wavelength_path.empty())
-    info.wavelength_m = read_optional_scalar(f, info.wavelength_path.c_str(), Quantity::length);
-  info.distance_m = read_optional_scalar(f, k_distance, Quantity::length);
-  info.pixel_size_x_m = read_optional_scalar(f, k_pixel_x, Quantity::length);
-  info.pixel_size_y_m = read_optional_scalar(f, k_pixel_y, Quantity::length);
-  read_detector_placement(f, info);
-
-  // The mask is always used, so a wrong one fails here, before any reading.
-  info.has_mask = h5::exists(f, k_mask);
-  if (info.has_mask) check_mask_dataset(f, k_mask, info, "mask");
-  // The probe guess is optional input (a run may take it from elsewhere):
-  // its shape is checked by cxi_read_illumination.
-  if (h5::exists(f, k_illumination)) {
-    auto const idims = h5::shape(f, k_illumination);
-    info.illumination_modes = idims.size() == 3 ? int(idims[0]) : 1;
-  }
-  info.has_truth = h5::exists(f, k_truth);
-
-  // Corrections other programs store with the data (PyNX: a dark frame and
-  // the incident flux per frame).
-  info.dark_path = find_first(f, {k_dark, k_data_dark});
-  info.has_dark = !info.dark_path.empty();
-  if (info.has_dark) {
-    auto const ddims = h5::shape(f, info.dark_path);
-    PTYKO_REQUIRE(is_frame_shaped(ddims, info.stored_ny, info.stored_nx), path, ": dark frame ", info.dark_path,
-                  " is ", frame_size(ddims), " but frames are ", info.stored_ny, "x", info.stored_nx,
-                  ": they must match (or run with --no-dark)");
-    require_numeric(f, info.dark_path.c_str(), false);
-  }
-  if (h5::exists(f, k_monitor)) {
-    require_numeric(f, k_monitor, false);
-    std::vector<std::size_t> mdims;
-    auto const monitor = h5::read<double>(f, k_monitor, &mdims);
-    PTYKO_REQUIRE(monitor.size() == info.frames, path, ": monitor ", k_monitor, " has ", monitor.size(),
-                  " values for ", info.frames, " frames: one per frame (or run with --no-monitor)");
-    std::vector<double> sorted;
-    for (std::size_t n = 0; n < monitor.size(); ++n) {
-      PTYKO_REQUIRE(std::isfinite(monitor[n]) && monitor[n] >= 0, path, ": monitor ", k_monitor, " of frame ", n,
-                    " is ", monitor[n], ": it must be a finite flux >= 0 (or run with --no-monitor)");
-      if (monitor[n] > 0) sorted.push_back(monitor[n]);
-    }
-    PTYKO_REQUIRE(!sorted.empty(), path, ": monitor ", k_monitor,
-                  " is 0 for every frame: no beam, or not a flux (run with --no-monitor)");
-    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
-    double const median = sorted[sorted.size() / 2];
-    info.monitor_scale.resize(monitor.size());
-    for (std::size_t n = 0; n < monitor.size(); ++n)
-      info.monitor_scale[n] = monitor[n] >= 0.1 * median ? median / monitor[n] : 0.0;
-  }
+  std::string const data = inspect_frames(f, info);
+  choose_window(f, data, requested, info);
+  inspect_scan_and_geometry(f, data, info);
+  inspect_extras(f, info);
   return info;
 }
 
