@@ -44,7 +44,7 @@ namespace impl {
 /// are then held exactly as uint16 counts.
 /// Branch-free, so that the loop vectorises: each value is clamped into
 /// [0, 65535] (where the integer conversion is defined) and must equal its
-/// clamp and the clamp's integer part. (The frames are finite: cxi.cpp.)
+/// clamp and the clamp's integer part. (The frames are finite: cxi_frames.cpp.)
 bool fit_counts(HostFrames const& frames, std::size_t n) {
   float const* v = frames.data();
   std::size_t const total = n * frames.extent(1) * frames.extent(2);

@@ -14,7 +14,7 @@ namespace ptyko {
 namespace impl {
 
 /// out(f, 0) = sum of frame f, out(f, 1) = its largest pixel (at least 0;
-/// the frames are finite, cxi.cpp). Non-blocking. One frame per work item;
+/// the frames are finite, cxi_frames.cpp). Non-blocking. One frame per work item;
 /// on host spaces its sum runs in span_chunk_v lanes and its maximum
 /// through max_nonnegative for float frames: a single running sum or a
 /// float `?:` keeps the loop scalar, one add per 4 cycles (0.37 s for
