@@ -35,16 +35,13 @@
 
 #include "bench_run.hpp"
 #include "comm_model.hpp"
+#include "exact_partition_model.hpp"
 #include "kernel_profiler.hpp"
 
-#include <ptyko/core/batching.hpp>
 #include <ptyko/core/illumination.hpp>
 #include <ptyko/core/metrics.hpp>
-#include <ptyko/core/shared_isolated.hpp>
-#include <ptyko/kernels/tiles.hpp>
 #include <ptyko/parallel/communicator.hpp>
 #include <ptyko/parallel/environment.hpp>
-#include <ptyko/parallel/partition.hpp>
 #include <ptyko/parallel/strategy.hpp>
 
 #include <algorithm>
@@ -52,7 +49,6 @@
 #include <cstdio>
 #include <map>
 #include <optional>
-#include <set>
 #include <sstream>
 
 static_assert(ptyko::bench::step_rows_limit == ptyko::lsqml_step_rows_limit,
@@ -265,141 +261,23 @@ Row run(Config const& cfg, ScanLayout const& layout, Truth const& truth, std::st
   row.rss = tr[1];
 
   // The model on the exact partition (mean over ranks, like bytes_mean) and
-  // on the analytic geometry.
+  // on the analytic geometry (rectangular tiles, estimated batch tiles).
   ModelInput in;
   in.frames = double(layout.positions_px.size());
   in.D = layout.info.ny;
   in.modes = cfg.modes;
-  {
-    SolverOptions o = opts;
-    resolve_solver_defaults(o, layout.positions_px.size());
-    in.batch = o.batch_size;
-  }
+  SolverOptions batch_options = opts;
+  resolve_solver_defaults(batch_options, layout.positions_px.size());
+  in.batch = batch_options.batch_size;
   in.precision = sizeof(T);
   in.height = layout.grid.height;
   in.width = layout.grid.width;
   in.ranks = P;
   in.solver = solver;
   in.sync_every = row.sync_every;
-  SolverOptions batch_options = opts;
-  resolve_solver_defaults(batch_options, layout.positions_px.size());
-  auto const batches =
-      make_batches(layout.positions_px, batch_options.batch_size, batch_options.batching, batch_options.seed);
-  // The tiles of a global batch in the frame of an object whose origin is
-  // (y0, x0), as Reconstruction makes them.
-  // With `rank` >= 0, of that rank's positions only (the tiles it sends).
-  auto const part = partition_scan(layout.positions_px, in.D, layout.grid.height, layout.grid.width, P);
-  std::vector<int> const rank_of = part.frame_ranks();
-  // rPIE, ePIE and LSQML under full-sync and exact neighbour-consensus take
-  // a batch's isolated positions apart on several ranks (Reconstruction):
-  // out of the tiles, their products' parts moved to the other ranks
-  // holding their pixels (core/shared_isolated.hpp): under full-sync every
-  // other rank, the whole product.
-  bool const full = row.strategy == "full-sync";
-  bool const isolates = P > 1 && (full || row.sync_every == 1) && !is_projection(solver) && opts.isolated_updates &&
-                        opts.illumination == IlluminationNorm::batch && !opts.object_clip;
-  Box const whole_object{0, 0, layout.grid.height, layout.grid.width};
-  auto const held = [&](int q) -> Box const& { return full ? whole_object : part.tiles[q]; };
-  auto isolated_in = [&](std::vector<int> const& batch) {
-    std::vector<std::array<double, 2>> centres;
-    for (int id : batch) centres.push_back(layout.positions_px[id]);
-    return isolates ? isolated_footprints(centres, in.D) : std::vector<char>(batch.size(), 0);
-  };
-  auto batch_tiles = [&](std::vector<int> const& batch, Box const& object, int rank = -1) {
-    auto const alone = isolated_in(batch);
-    std::vector<std::array<double, 2>> centres;
-    for (std::size_t k = 0; k < batch.size(); ++k) {
-      int const id = batch[k];
-      if (!alone[k] && (rank < 0 || rank_of[std::size_t(id)] == rank))
-        centres.push_back({layout.positions_px[id][0] - object.y, layout.positions_px[id][1] - object.x});
-    }
-    return footprint_tiles(centres, in.D, object.height, object.width);
-  };
-  // V_b of `rank` for one batch: the complex values of its isolated
-  // positions' products it sends, and of the others' it receives (the patch
-  // rows and columns the receiver's pixels of the footprint read).
-  auto shared_values = [&](std::vector<int> const& batch, int rank) {
-    auto const alone = isolated_in(batch);
-    double values = 0;
-    for (std::size_t k = 0; k < batch.size(); ++k) {
-      if (!alone[k]) continue;
-      int const id = batch[k], owner = rank_of[std::size_t(id)];
-      Box const& home = held(owner);
-      auto const corner = owner_footprint_corner<T>(layout.positions_px[id], {home.y, home.x}, in.D);
-      for (int q = 0; q < P; ++q) {
-        if (q == owner || (rank != owner && rank != q)) continue;
-        Box const& b = held(q);
-        auto const rect = product_part_read_by(corner, {b.y, b.x, b.height, b.width}, in.D);
-        values += double(rect[2]) * double(rect[3]);
-      }
-    }
-    return values;
-  };
-  // Pixels of `tiles` (origins in the frame of `t`) inside `region`.
-  auto pixels_inside = [](std::vector<std::array<int, 2>> const& tiles, Box const& t, Box const& region) {
-    double n = 0;
-    for (auto const& o : tiles) n += double(intersect(Box{t.y + o[0], t.x + o[1], tile_edge, tile_edge}, region).area());
-    return n;
-  };
-  {
-    // The exact A_b.
-    double pixels = 0;
-    Box const whole{0, 0, int(in.height), int(in.width)};
-    for (auto const& batch : batches) pixels += double(batch_tiles(batch, whole).size()) * tile_edge * tile_edge;
-    in.batch_tiles_pixels = batches.empty() ? 0 : pixels / double(batches.size());
-  }
-  double exact = 0;
-  for (int r = 0; r < P; ++r) {
-    Box const& t = part.tiles[r];
-    double ov = 0, batch_ov = 0, batch_shared = 0;
-    for (int s : part.neighbours[r]) ov += double(intersect(t, part.tiles[s]).area());
-    // The exact A_ov,b, as neighbour-consensus packs the batch tiles inside
-    // each overlap: those this rank's positions touched, sent, and those
-    // the neighbour's touched, received (the model counts 2 A_ov,b).
-    for (auto const& batch : batches) {
-      if (isolates) batch_shared += shared_values(batch, r);
-      auto const own = batch_tiles(batch, t, r);
-      for (int s : part.neighbours[r]) {
-        Box const region = intersect(t, part.tiles[s]);
-        batch_ov += 0.5 * (pixels_inside(own, t, region) + pixels_inside(batch_tiles(batch, t, s), t, region));
-      }
-    }
-    if (!batches.empty()) batch_ov /= double(batches.size());
-    if (!batches.empty()) batch_shared /= double(batches.size());
-    // The approximate mode's reconciles over an epoch (the first epoch's
-    // batch order): per link, the union of the tiles this rank's positions
-    // touched since the last reconcile, sent, and of those the neighbour's
-    // touched, received, inside the overlap, every k batches and at the end
-    // (the model counts 2 x this area).
-    double reconciled = -1;
-    if (row.sync_every > 1) {
-      reconciled = 0;
-      std::map<int, std::set<std::array<int, 2>>> since;  // this rank's and its neighbours' touched tiles
-      auto reconcile = [&] {
-        for (int s : part.neighbours[r]) {
-          Box const region = intersect(t, part.tiles[s]);
-          std::vector<std::array<int, 2>> const own(since[r].begin(), since[r].end()), theirs(since[s].begin(), since[s].end());
-          reconciled += 0.5 * (pixels_inside(own, t, region) + pixels_inside(theirs, t, region));
-        }
-        since.clear();
-      };
-      auto const order = batch_order(int(batches.size()), batch_options.seed, 0);
-      for (std::size_t j = 0; j < order.size(); ++j) {
-        auto const& batch = batches[std::size_t(order[j])];
-        for (auto const& o : batch_tiles(batch, t, r)) since[r].insert(o);
-        for (int s : part.neighbours[r])
-          for (auto const& o : batch_tiles(batch, t, s)) since[s].insert(o);
-        if ((j + 1) % std::size_t(row.sync_every) == 0) reconcile();
-      }
-      reconcile();
-    }
-    exact += model(in, row.strategy, double(t.area()), ov, batch_ov, reconciled, batch_shared).bytes_per_epoch;
-  }
-  row.model_exact = exact / P;
-  ModelInput estimated = in;  // analytic: rectangular tiles and estimated batch tiles
-  estimated.batch_tiles_pixels = 0;
-  auto const g = analytic_geometry(estimated);
-  row.model_analytic = model(estimated, row.strategy, g.tile_area, g.overlap_area).bytes_per_epoch;
+  row.model_exact = ExactPartitionModel<T>(layout, batch_options, in, row.strategy).bytes_per_epoch();
+  auto const g = analytic_geometry(in);
+  row.model_analytic = model(in, row.strategy, g.tile_area, g.overlap_area).bytes_per_epoch;
   world.barrier();
   return row;
 }
