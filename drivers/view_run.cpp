@@ -74,6 +74,8 @@ void mask_pixels_reaching(Communicator const& comm, Exec const& space, LocalData
                          input, level, 100 * share));
 }
 
+// One view's run in precision T: each stage reads what the earlier ones
+// set (the members, grouped below by the stage that sets them).
 template <class T>
 class ViewRun {
  public:
