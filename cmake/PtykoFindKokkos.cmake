@@ -45,5 +45,5 @@ macro(ptyko_find_kokkos)
   endforeach()
 
   message(STATUS "ptyko: Kokkos ${Kokkos_VERSION} (CUDA=${Kokkos_ENABLE_CUDA} HIP=${Kokkos_ENABLE_HIP} "
-                 "OpenMP=${Kokkos_ENABLE_OPENMP} Serial=${Kokkos_ENABLE_SERIAL})")
+                 "OpenMP=${Kokkos_ENABLE_OPENMP} Threads=${Kokkos_ENABLE_THREADS} Serial=${Kokkos_ENABLE_SERIAL})")
 endmacro()
