@@ -589,8 +589,11 @@ void apply_command_line(RunConfig& cfg, ReconstructArgs const& args) {
     if (args.given.count(d.id())) d.copy(cfg, args.cli);
 }
 
-void finish_run_config(RunConfig& c) {
-  // Names and ranges first: they need no file.
+namespace {
+
+// The options' names and ranges, turned into the solver's options: they
+// need no file.
+void check_options(RunConfig& c) {
   auto const solvers = solver_names();
   PTYKO_REQUIRE(in(c.solver.solver, solvers), "--solver '", c.solver.solver, "' is not a solver: use ",
                 joined(solvers));
@@ -654,8 +657,10 @@ void finish_run_config(RunConfig& c) {
     SolverOptions check = c.solver;
     resolve_solver_defaults(check, std::numeric_limits<std::size_t>::max() / 2);
   }
+}
 
-  // Inputs.
+// The inputs, --list's lines added (blank lines and # comments skipped).
+void read_inputs(RunConfig& c) {
   if (!c.list_file.empty()) {
     std::ifstream in(c.list_file);
     PTYKO_REQUIRE(in.good(), "--list ", c.list_file, ": cannot read the file: check the path");
@@ -668,8 +673,11 @@ void finish_run_config(RunConfig& c) {
     c.list_file.clear();  // read once (the list is now in inputs)
   }
   PTYKO_REQUIRE(!c.inputs.empty(), "no input: give a CXI file (or several, or --list FILE)");
+}
 
-  // Output, before any (possibly long) work.
+// The result file (a folder with several inputs) and the --log-file can be
+// written, and neither is an input: checked before any (possibly long) work.
+void check_outputs(RunConfig const& c) {
   PTYKO_REQUIRE(!c.output.empty(), "no output: give -o OUT.h5 (a folder with several inputs)");
   for (auto const& in : c.inputs) {
     PTYKO_REQUIRE(!same_file(in, c.output), "-o ", c.output, " is the input file ", in,
@@ -694,6 +702,14 @@ void finish_run_config(RunConfig& c) {
                   " does not exist: create it first");
     PTYKO_REQUIRE(!fs::is_directory(c.log_file, ec), "--log-file ", c.log_file, ": is a folder; give a file name");
   }
+}
+
+}  // namespace
+
+void finish_run_config(RunConfig& c) {
+  check_options(c);
+  read_inputs(c);
+  check_outputs(c);
 }
 
 std::string to_toml(RunConfig const& c, bool comments) {
