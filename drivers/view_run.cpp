@@ -311,11 +311,12 @@ class ViewRun {
   // False when a resumed run already holds its epochs.
   bool describe() {
     SolverOptions const& opts = m_rec->options();
-    m_log.info(fmt::format("reconstruct: {} frames of {}x{} ({}) from {}, {} on {} rank(s) ({}), {} precision, {} "
-                           "mode(s)",
+    m_log.info(fmt::format("reconstruct: {} frames of {}x{} ({}) from {}, {} on {} rank(s) ({}), {} each, {} "
+                           "precision, {} mode(s)",
                            m_kept.size(), m_layout.info.ny, m_layout.info.nx,
                            m_counts_held ? "uint16 counts" : "float32", m_input, opts.solver, m_comm.size(),
-                           m_strategy->name(), sizeof(T) == 4 ? "single" : "double", m_rec->state().modes()));
+                           m_strategy->name(), execution_resources(), sizeof(T) == 4 ? "single" : "double",
+                           m_rec->state().modes()));
     m_log.info(fmt::format("reconstruct: object {} x {} pixels of {:.4g} m, batch size {} ({}), noise {}",
                            m_layout.grid.height, m_layout.grid.width, m_layout.grid.pixel_size_x, opts.batch_size,
                            to_string(opts.batching), noise_name()));
@@ -350,6 +351,15 @@ class ViewRun {
       return false;
     }
     return true;
+  }
+
+  // What each rank runs on: "2 OpenMP thread(s)", "1 Serial thread(s)",
+  // "one Cuda device".
+  static std::string execution_resources() {
+    Exec const exec;
+    if (Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible)
+      return fmt::format("{} {} thread(s)", exec.concurrency(), Exec::name());
+    return fmt::format("one {} device", Exec::name());
   }
 
   std::string noise_name() const {

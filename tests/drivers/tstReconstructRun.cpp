@@ -302,6 +302,25 @@ TEST_F(Run, ConfigurationIsPrintedAtStart) {
   EXPECT_TRUE(contains(o.out, "epoch    1/1"));
 }
 
+// The start line says what each rank runs on. A host build starts the
+// threads OMP_NUM_THREADS names, as OpenMP does (the tests' runs set 1):
+// ptyko gives a Threads build that default too, where Kokkos's is one
+// thread (parallel/src/environment.cpp).
+TEST_F(Run, StartLineNamesEachRanksThreads) {
+  using Exec = Kokkos::DefaultExecutionSpace;
+  char const* kokkos_threads = std::getenv("KOKKOS_NUM_THREADS");  // it would win: set aside for this run
+  std::string const saved = kokkos_threads ? kokkos_threads : "";
+  ::unsetenv("KOKKOS_NUM_THREADS");
+  ::setenv("OMP_NUM_THREADS", "2", 1);
+  auto const o = ok({"reconstruct", "scan.cxi", "-o", "out.h5", "--epochs", "1", "--no-images"});
+  if (kokkos_threads) ::setenv("KOKKOS_NUM_THREADS", saved.c_str(), 1);
+  std::string const name = Exec::name();
+  std::string expected = "one " + name + " device each";
+  if (Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible)
+    expected = (name == "Serial" ? "1 " : "2 ") + name + " thread(s) each";
+  EXPECT_TRUE(contains(o.out, "on 1 rank(s) (neighbor), " + expected + ", single precision")) << o.out;
+}
+
 TEST_F(Run, LogFileAndQuiet) {
   auto const o = ok({"reconstruct", "scan.cxi", "-o", "out.h5", "--epochs", "2", "-q", "--log-file", "run.log"});
   EXPECT_EQ(o.out, "");
