@@ -42,6 +42,7 @@
 #include "kernel_profiler.hpp"
 
 #include <ptyko/core/sync.hpp>
+#include <ptyko/kernels/kokkos_scope.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -191,7 +192,7 @@ void breakdown() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Kokkos::ScopeGuard kokkos(argc, argv);
+  ptyko::KokkosScope kokkos(argc, argv);  // a Threads build takes OMP_NUM_THREADS too
   g_config.frames = std::stoi(take_flag(argc, argv, "frames", "400"));
   g_config.detector = std::stoi(take_flag(argc, argv, "detector", "128"));
   g_config.modes = std::stoi(take_flag(argc, argv, "modes", "2"));

@@ -90,6 +90,7 @@
 #include <ptyko/kernels/exit_wave.hpp>
 #include <ptyko/kernels/fft.hpp>
 #include <ptyko/kernels/fourier.hpp>
+#include <ptyko/kernels/kokkos_scope.hpp>
 #include <ptyko/kernels/isolated_update.hpp>
 #include <ptyko/kernels/patch.hpp>
 #include <ptyko/kernels/tiles.hpp>
@@ -618,7 +619,7 @@ void register_all(bool full) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Kokkos::ScopeGuard kokkos(argc, argv);
+  ptyko::KokkosScope kokkos(argc, argv);  // a Threads build takes OMP_NUM_THREADS too
   bool const full = bench::take_flag(argc, argv, "full", "no") != "no";
   bench::set_timer(bench::take_flag(argc, argv, "timer", "auto"));
   bool const markdown = bench::take_flag(argc, argv, "markdown", "no") != "no";

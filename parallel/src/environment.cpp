@@ -2,6 +2,8 @@
 
 #include "cpu_binding.hpp"
 
+#include <ptyko/kernels/kokkos_scope.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <mpi.h>
@@ -16,13 +18,11 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 namespace ptyko::parallel {
@@ -47,36 +47,6 @@ bool user_chose_device(int argc, char** argv) {
       return true;
   }
   return std::getenv("KOKKOS_DEVICE_ID") != nullptr;
-}
-
-// Kokkos's Threads backend starts one host thread unless told otherwise,
-// where an OpenMP build takes OMP_NUM_THREADS or else every CPU the
-// process may run on: ptyko gives a Threads build that default too. The
-// Kokkos argument that sets it, or "" when the host space is not Threads or
-// the user chose (--kokkos-num-threads, --kokkos-threads,
-// KOKKOS_NUM_THREADS).
-std::string default_host_threads(int argc, char** argv) {
-#if defined(KOKKOS_ENABLE_THREADS)
-  if (!std::is_same_v<Kokkos::DefaultHostExecutionSpace, Kokkos::Threads>) return {};
-  for (int i = 1; i < argc; ++i) {
-    std::string const a = argv[i];
-    if (a.rfind("--kokkos-num-threads", 0) == 0 || a.rfind("--kokkos-threads", 0) == 0) return {};
-  }
-  if (std::getenv("KOKKOS_NUM_THREADS") != nullptr) return {};
-  int threads = 0;
-  if (char const* omp = std::getenv("OMP_NUM_THREADS")) threads = std::atoi(omp);  // "8" or a list's first, "8,4"
-  if (threads < 1) threads = int(impl::thread_cpus().size());
-#if KOKKOS_VERSION >= 30700
-  char const* flag = "--kokkos-num-threads=";
-#else
-  char const* flag = "--kokkos-threads=";
-#endif
-  return flag + std::to_string(std::max(1, threads));
-#else
-  (void)argc;
-  (void)argv;
-  return {};
-#endif
 }
 
 /// The warning of impl::shared_cpus_warning for this rank's node, the same
@@ -142,10 +112,6 @@ Environment::Environment(int& argc, char**& argv) {
   MPI_Comm_rank(node, &m_local);
   MPI_Comm_size(node, &m_local_size);
 
-  // One GPU per rank: the node-local rank picks it, unless the user did;
-  // on a Threads build, the host threads an OpenMP build would start.
-  std::vector<std::string> extra;
-  extra.reserve(2);  // pointers into it go into args
   // Kokkos answers --help with its own long text: keep it for ptyko's parser.
   std::vector<char*> args;
   std::vector<char*> held;
@@ -153,26 +119,20 @@ Environment::Environment(int& argc, char**& argv) {
     std::string const a = argv[i];
     (i > 0 && (a == "--help" || a == "-h") ? held : args).push_back(argv[i]);
   }
+  // One GPU per rank: the node-local rank picks it, unless the user did.
+  std::vector<std::string> added;
   int const devices = visible_devices();
   if (devices > 0 && !user_chose_device(argc, argv)) {
     m_device = m_local % devices;
-    extra.push_back("--kokkos-device-id=" + std::to_string(m_device));
-    args.push_back(extra.back().data());
-  }
-  if (std::string threads = default_host_threads(argc, argv); !threads.empty()) {
-    extra.push_back(std::move(threads));
-    args.push_back(extra.back().data());
+    added.push_back("--kokkos-device-id=" + std::to_string(m_device));
   }
   int kargc = int(args.size());
   args.push_back(nullptr);
-  m_kokkos = std::make_unique<Kokkos::ScopeGuard>(kargc, args.data());
-  // Kokkos removed the arguments it consumed; hand the rest back.
+  // With a Threads build's default threads (kernels/kokkos_scope.hpp).
+  m_kokkos = std::make_unique<KokkosScope>(kargc, args.data(), std::move(added));
+  // What Kokkos left, then the held --help.
   int out = 0;
-  for (int i = 0; i < kargc; ++i) {
-    bool ours = false;
-    for (auto const& e : extra) ours = ours || args[i] == e.data();
-    if (!ours) argv[out++] = args[i];
-  }
+  for (int i = 0; i < kargc; ++i) argv[out++] = args[std::size_t(i)];
   for (char* h : held) argv[out++] = h;
   argc = out;
   argv[argc] = nullptr;

@@ -1,7 +1,8 @@
 #pragma once
 // Process start-up for ptyko programs: MPI first (MPI_Init_thread with
 // MPI_THREAD_FUNNELED: only the main thread calls MPI), then Kokkos, with one
-// GPU per rank chosen by the node-local rank (MPI_Comm_split_type shared), and
+// GPU per rank chosen by the node-local rank (MPI_Comm_split_type shared)
+// and a Threads build's default threads (kernels/kokkos_scope.hpp), and
 // tear-down in reverse order. Programs that are not MPI-launched still work:
 // MPI runs them as a singleton. It also checks that a node's ranks do not
 // share CPUs their threads would take turns on (cpu_warning).
@@ -9,8 +10,8 @@
 #include <memory>
 #include <string>
 
-namespace Kokkos {
-class ScopeGuard;
+namespace ptyko {
+class KokkosScope;
 }
 
 namespace ptyko::parallel {
@@ -44,7 +45,7 @@ class Environment {
   int m_rank = 0, m_size = 1, m_local = 0, m_local_size = 1, m_device = -1;
   bool m_finalize_mpi = false;
   std::string m_cpu_warning;
-  std::unique_ptr<Kokkos::ScopeGuard> m_kokkos;
+  std::unique_ptr<KokkosScope> m_kokkos;
 };
 
 }  // namespace ptyko::parallel

@@ -1,0 +1,38 @@
+#pragma once
+// Kokkos up for the life of a scope, as every ptyko program starts it: the
+// program's own command line plus the arguments ptyko adds to it.
+//
+// The one addition made here: Kokkos's Threads backend starts one host
+// thread unless told otherwise, where an OpenMP build takes
+// OMP_NUM_THREADS, else every CPU the process may run on. A Threads build
+// gets that default too (OMP_NUM_THREADS, else the CPUs of the process's
+// affinity mask) unless --kokkos-num-threads, --kokkos-threads or
+// KOKKOS_NUM_THREADS chose. Callers add their own (a device id).
+
+#include <Kokkos_Core.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ptyko {
+
+/// The Kokkos argument that gives a Threads build an OpenMP build's
+/// default thread count ("--kokkos-num-threads=N"), or "" where the
+/// default host space is not Kokkos::Threads or the user chose.
+std::string default_host_threads_argument(int argc, char const* const* argv);
+
+class KokkosScope {
+ public:
+  /// Starts Kokkos with `argv` (argc entries), `added` and
+  /// default_host_threads_argument; Kokkos takes its arguments out, and
+  /// argc / argv are left with the others (none of those added), in order.
+  KokkosScope(int& argc, char** argv, std::vector<std::string> added = {});
+  KokkosScope(KokkosScope const&) = delete;
+  KokkosScope& operator=(KokkosScope const&) = delete;
+
+ private:
+  std::optional<Kokkos::ScopeGuard> m_guard;
+};
+
+}  // namespace ptyko

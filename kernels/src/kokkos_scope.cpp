@@ -1,0 +1,64 @@
+#include <ptyko/kernels/kokkos_scope.hpp>
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <type_traits>
+
+namespace ptyko {
+namespace {
+
+// CPUs in this process's affinity mask (1 if unknown).
+int affinity_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
+}  // namespace
+
+std::string default_host_threads_argument(int argc, char const* const* argv) {
+#if defined(KOKKOS_ENABLE_THREADS)
+  if (!std::is_same_v<Kokkos::DefaultHostExecutionSpace, Kokkos::Threads>) return {};
+  for (int i = 1; i < argc; ++i) {
+    std::string const a = argv[i];
+    if (a.rfind("--kokkos-num-threads", 0) == 0 || a.rfind("--kokkos-threads", 0) == 0) return {};
+  }
+  if (std::getenv("KOKKOS_NUM_THREADS") != nullptr) return {};
+  int threads = 0;
+  if (char const* omp = std::getenv("OMP_NUM_THREADS")) threads = std::atoi(omp);  // "8", or a list's first: "8,4"
+  if (threads < 1) threads = affinity_cpus();
+#if KOKKOS_VERSION >= 30700
+  return "--kokkos-num-threads=" + std::to_string(threads);
+#else
+  return "--kokkos-threads=" + std::to_string(threads);
+#endif
+#else
+  (void)argc;
+  (void)argv;
+  return {};
+#endif
+}
+
+KokkosScope::KokkosScope(int& argc, char** argv, std::vector<std::string> added) {
+  if (std::string threads = default_host_threads_argument(argc, argv); !threads.empty())
+    added.push_back(std::move(threads));
+  std::vector<char*> args(argv, argv + argc);
+  for (auto& a : added) args.push_back(a.data());
+  int kargc = int(args.size());
+  args.push_back(nullptr);
+  m_guard.emplace(kargc, args.data());
+  // Kokkos took out what it consumed; hand the rest back, without ours.
+  int out = 0;
+  for (int i = 0; i < kargc; ++i) {
+    bool ours = false;
+    for (auto const& a : added) ours = ours || args[std::size_t(i)] == a.data();
+    if (!ours) argv[out++] = args[std::size_t(i)];
+  }
+  argc = out;
+  argv[argc] = nullptr;
+}
+
+}  // namespace ptyko
