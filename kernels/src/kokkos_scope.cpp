@@ -9,6 +9,7 @@
 namespace ptyko {
 namespace {
 
+#if defined(KOKKOS_ENABLE_THREADS)
 // CPUs in this process's affinity mask (1 if unknown).
 int affinity_cpus() {
   cpu_set_t set;
@@ -16,6 +17,7 @@ int affinity_cpus() {
   if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
   return std::max(1, CPU_COUNT(&set));
 }
+#endif
 
 }  // namespace
 
@@ -49,7 +51,7 @@ KokkosScope::KokkosScope(int& argc, char** argv, std::vector<std::string> added)
   for (auto& a : added) args.push_back(a.data());
   int kargc = int(args.size());
   args.push_back(nullptr);
-  m_guard.emplace(kargc, args.data());
+  m_guard = std::make_unique<Kokkos::ScopeGuard>(kargc, args.data());
   // Kokkos took out what it consumed; hand the rest back, without ours.
   int out = 0;
   for (int i = 0; i < kargc; ++i) {

@@ -11,7 +11,7 @@
 
 #include <Kokkos_Core.hpp>
 
-#include <optional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,7 +32,7 @@ class KokkosScope {
   KokkosScope& operator=(KokkosScope const&) = delete;
 
  private:
-  std::optional<Kokkos::ScopeGuard> m_guard;
+  std::unique_ptr<Kokkos::ScopeGuard> m_guard;
 };
 
 }  // namespace ptyko
