@@ -1,25 +1,11 @@
 #include <ptyko/kernels/kokkos_scope.hpp>
 
-#include <sched.h>
+#include <ptyko/kernels/cpu_affinity.hpp>
 
-#include <algorithm>
 #include <cstdlib>
 #include <type_traits>
 
 namespace ptyko {
-namespace {
-
-#if defined(KOKKOS_ENABLE_THREADS)
-// CPUs in this process's affinity mask (1 if unknown).
-int affinity_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
-  return std::max(1, CPU_COUNT(&set));
-}
-#endif
-
-}  // namespace
 
 std::string default_host_threads_argument(int argc, char const* const* argv) {
 #if defined(KOKKOS_ENABLE_THREADS)
@@ -31,7 +17,7 @@ std::string default_host_threads_argument(int argc, char const* const* argv) {
   if (std::getenv("KOKKOS_NUM_THREADS") != nullptr) return {};
   int threads = 0;
   if (char const* omp = std::getenv("OMP_NUM_THREADS")) threads = std::atoi(omp);  // "8", or a list's first: "8,4"
-  if (threads < 1) threads = affinity_cpus();
+  if (threads < 1) threads = affinity_cpu_count();
 #if KOKKOS_VERSION >= 30700
   return "--kokkos-num-threads=" + std::to_string(threads);
 #else
