@@ -48,9 +48,6 @@ class ExactPartitionModel {
     m_in.batch_tiles_pixels = mean_batch_tiles_pixels();
   }
 
-  /// The model's input with the exact A_b.
-  ModelInput const& input() const { return m_in; }
-
   /// Bytes per epoch and rank, the mean over ranks.
   double bytes_per_epoch() const {
     double sum = 0;

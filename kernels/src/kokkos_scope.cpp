@@ -6,7 +6,11 @@
 #include <type_traits>
 
 namespace ptyko {
+namespace {
 
+// The Kokkos argument that gives a Threads build an OpenMP build's default
+// thread count ("--kokkos-num-threads=N"), or "" where the default host
+// space is not Kokkos::Threads or the user chose.
 std::string default_host_threads_argument(int argc, char const* const* argv) {
 #if defined(KOKKOS_ENABLE_THREADS)
   if (!std::is_same_v<Kokkos::DefaultHostExecutionSpace, Kokkos::Threads>) return {};
@@ -29,6 +33,8 @@ std::string default_host_threads_argument(int argc, char const* const* argv) {
   return {};
 #endif
 }
+
+}  // namespace
 
 KokkosScope::KokkosScope(int& argc, char** argv, std::vector<std::string> added) {
   if (std::string threads = default_host_threads_argument(argc, argv); !threads.empty())

@@ -134,56 +134,61 @@ double max_over_spans(ExecSpace const& space, char const* label, Pixels const& p
   return largest;
 }
 
-/// Packs (num, w) of a span into the planar buffer of a link of n pixels:
-/// num at B[2 k], B[2 k + 1], w at B[2 n + k]; an empty `num` packs w at
-/// B[k].
+/// A link's sums (num, w) and its planar buffer B of n pixels: num at
+/// B[2 k], B[2 k + 1] and w at B[2 n + k]; with an empty `num` (a
+/// weight-only exchange) w alone at B[k]. The one statement of the layout
+/// that PackSums writes and UnpackAddSums reads.
 template <class T, class Mem>
-struct PackSums {
+struct PackedSums {
   ComplexView2<T, Mem> N;
   RealView2<T, Mem> W;
   RealView1<T, Mem> B;
   std::size_t n;
+  KOKKOS_INLINE_FUNCTION bool has_num() const { return N.extent(0) > 0; }
+  /// The packed num of the span that starts at packed index p0.
+  KOKKOS_INLINE_FUNCTION T* packed_num(std::size_t p0) const { return &B(2 * p0); }
+  /// The packed w of that span.
+  KOKKOS_INLINE_FUNCTION T* packed_w(std::size_t p0) const { return &B(has_num() ? 2 * n + p0 : p0); }
+};
+
+/// Packs (num, w) of a span into the buffer.
+template <class T, class Mem>
+struct PackSums : PackedSums<T, Mem> {
   KOKKOS_INLINE_FUNCTION void operator()(std::size_t p0, int y, int x0, int x1) const {
-    T const* w = &W(y, x0);
+    T const* w = &this->W(y, x0);
+    T* bw = this->packed_w(p0);
     int const len = x1 - x0;
-    if (N.extent(0) > 0) {
-      Complex<T> const* v = &N(y, x0);
-      T* b = &B(2 * p0);
-      T* bw = &B(2 * n + p0);
+    if (this->has_num()) {
+      Complex<T> const* v = &this->N(y, x0);
+      T* b = this->packed_num(p0);
       for (int j = 0; j < len; ++j) {
         b[2 * j] = v[j].real();
         b[2 * j + 1] = v[j].imag();
         bw[j] = w[j];
       }
     } else {
-      T* bw = &B(p0);
       for (int j = 0; j < len; ++j) bw[j] = w[j];
     }
   }
 };
 
-/// num, w += a span of the packed values (PackSums' layout); returns the
-/// largest new weight of the span (weights are >= 0).
+/// num, w += a span of the buffer; returns the largest new weight of the
+/// span (weights are >= 0).
 template <class T, class Mem>
-struct UnpackAddSums {
-  ComplexView2<T, Mem> N;
-  RealView2<T, Mem> W;
-  RealView1<T, Mem> B;
-  std::size_t n;
+struct UnpackAddSums : PackedSums<T, Mem> {
   KOKKOS_INLINE_FUNCTION T operator()(std::size_t p0, int y, int x0, int x1) const {
-    T* w = &W(y, x0);
+    T* w = &this->W(y, x0);
+    T const* bw = this->packed_w(p0);
     int const len = x1 - x0;
     T const largest = 0;
-    if (N.extent(0) > 0) {
-      Complex<T>* v = &N(y, x0);
-      T const* b = &B(2 * p0);
-      T const* bw = &B(2 * n + p0);
+    if (this->has_num()) {
+      Complex<T>* v = &this->N(y, x0);
+      T const* b = this->packed_num(p0);
       for (int j = 0; j < len; ++j) {
         v[j] += Complex<T>(b[2 * j], b[2 * j + 1]);
         w[j] += bw[j];
       }
     } else {
-      T const* bw = &B(p0);
       for (int j = 0; j < len; ++j) w[j] += bw[j];
     }
     // Not `w[j] > largest ? w[j] : largest`, which GCC keeps scalar over

@@ -467,7 +467,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
     bool packed = false;
     for (Link& l : m_links)
       if (l.out.count() > 0) {
-        for_each_in_link(space, "ptyko::neighbor::pack", l.out, PackSums<T, Mem>{num, w, l.send, l.out.count()});
+        for_each_in_link(space, "ptyko::neighbor::pack", l.out, PackSums<T, Mem>{{num, w, l.send, l.out.count()}});
         packed = true;
       }
     constexpr bool direct = mpi_can_read_v<Mem>;
@@ -514,7 +514,7 @@ class Neighbor final : public Strategy<T, ExecSpace> {
       if (!direct)
         Kokkos::deep_copy(space, Kokkos::subview(l.recv, std::make_pair(std::size_t(0), n)),
                           Kokkos::subview(l.recv_host, std::make_pair(std::size_t(0), n)));  // host -> device
-      UnpackAddSums<T, Mem> const unpack{num, w, l.recv, l.in.count()};
+      UnpackAddSums<T, Mem> const unpack{{num, w, l.recv, l.in.count()}};
       if (largest)
         unpacked = std::max(unpacked, max_over_link(space, "ptyko::neighbor::unpack_add_max", l.in, unpack));
       else

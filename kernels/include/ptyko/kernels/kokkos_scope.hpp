@@ -17,15 +17,10 @@
 
 namespace ptyko {
 
-/// The Kokkos argument that gives a Threads build an OpenMP build's
-/// default thread count ("--kokkos-num-threads=N"), or "" where the
-/// default host space is not Kokkos::Threads or the user chose.
-std::string default_host_threads_argument(int argc, char const* const* argv);
-
 class KokkosScope {
  public:
-  /// Starts Kokkos with `argv` (argc entries), `added` and
-  /// default_host_threads_argument; Kokkos takes its arguments out, and
+  /// Starts Kokkos with `argv` (argc entries), `added` and the Threads
+  /// default above; Kokkos takes its arguments out, and
   /// argc / argv are left with the others (none of those added), in order.
   KokkosScope(int& argc, char** argv, std::vector<std::string> added = {});
   KokkosScope(KokkosScope const&) = delete;
