@@ -481,6 +481,7 @@ class ViewRun {
     r.relative_flux = flux;
     r.background = background_on_host(m_space, state);
     r.object_pixel_size_m = {m_layout.grid.pixel_size_y, m_layout.grid.pixel_size_x};
+    r.object_origin_px = {m_layout.grid.origin_y, m_layout.grid.origin_x};
     r.cost = state.cost;
     r.noise_model = noise_name();
     r.epoch_seconds = state.epoch_seconds;

@@ -151,6 +151,10 @@ void read_detector_placement(h5::File const& f, CxiInfo& info) {
 std::string inspect_frames(h5::File const& f, CxiInfo& info) {
   std::string const& path = info.path;
   std::string const data = find_first(f, {k_data, k_detector_data});
+  // A result of ptyko reconstruct holds a CXI image, not frames: say how to continue it.
+  PTYKO_REQUIRE(!data.empty() || !h5::exists(f, "/reconstruction/object"), path,
+                ": a result of ptyko reconstruct, not diffraction data: continue it with --resume ", path,
+                ", or give the CXI file it was made from");
   PTYKO_REQUIRE(!data.empty(), path, ": no diffraction data: neither ", k_data, " nor ", k_detector_data,
                 " exists");
   info.data_path = h5::resolve(f, data);

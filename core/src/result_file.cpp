@@ -42,6 +42,7 @@ void impl::write_result_datasets(h5::File const& f, ResultContents const& r) {
   write_positions(f, "positions_px", r.positions_px);
   if (!r.file_positions_px.empty()) write_positions(f, "file_positions_px", r.file_positions_px);
   h5::write(f, base + "/object_pixel_size_m", r.object_pixel_size_m.data(), {2}, {false});
+  h5::write(f, base + "/object_origin_px", r.object_origin_px.data(), {2}, {false});
   write_vector(f, "cost", r.cost);
   h5::write_attribute(f, base + "/cost", "noise_model", r.noise_model);
   write_vector(f, "epoch_seconds", r.epoch_seconds);
@@ -54,6 +55,7 @@ void impl::write_result_datasets(h5::File const& f, ResultContents const& r) {
               {false}, "float32");
   h5::write_string(f, base + "/config", r.config);
   h5::write_string(f, base + "/provenance", r.provenance);
+  write_result_cxi(f, r);
 }
 
 void write_result(std::string const& path, ResultContents const& r) {
@@ -85,6 +87,8 @@ ResultContents impl::read_result_datasets(h5::File const& f, std::string const& 
   r.file_positions_px = read_positions(f, "file_positions_px");
   auto px = read_vector(f, "object_pixel_size_m");
   if (px.size() == 2) r.object_pixel_size_m = {px[0], px[1]};
+  auto const origin = read_vector(f, "object_origin_px");
+  if (origin.size() == 2) r.object_origin_px = {origin[0], origin[1]};
   r.cost = read_vector(f, "cost");
   if (h5::exists(f, base + "/cost")) r.noise_model = h5::read_string_attribute(f, base + "/cost", "noise_model");
   r.epoch_seconds = read_vector(f, "epoch_seconds");

@@ -11,6 +11,9 @@ namespace ptyko::impl {
 
 /// Writes /reconstruction/* of `r` into `f`.
 void write_result_datasets(h5::File const& f, ResultContents const& r);
+/// Writes the CXI face of `r` into `f` (after write_result_datasets):
+/// /cxi_version and /entry_1's images, linked to /reconstruction/*.
+void write_result_cxi(h5::File const& f, ResultContents const& r);
 /// Reads /reconstruction/* of `f`; `path` names the file in messages.
 ResultContents read_result_datasets(h5::File const& f, std::string const& path);
 

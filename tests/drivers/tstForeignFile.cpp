@@ -177,6 +177,9 @@ void expect_truth_recovered(Truth const& t, ResultContents const& r) {
     ASSERT_NEAR(r.positions_px[j][0] - t.position[j][0], oy, 1e-6) << "frame " << j;
     ASSERT_NEAR(r.positions_px[j][1] - t.position[j][1], ox, 1e-6) << "frame " << j;
   }
+  // The origin places translation 0: the stage offset of write_cxi, (-7, +23) pixels.
+  EXPECT_NEAR(r.object_origin_px[0], oy - 7, 1e-6);
+  EXPECT_NEAR(r.object_origin_px[1], ox + 23, 1e-6);
   int const iy = int(std::lround(oy)), ix = int(std::lround(ox));
   ASSERT_NEAR(oy, iy, 1e-6);
   ASSERT_NEAR(ox, ix, 1e-6);

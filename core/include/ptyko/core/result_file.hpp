@@ -7,6 +7,8 @@
 //   /reconstruction/positions_px        (N, 2) probe centres (y, x), object pixels (refined, if they were)
 //   /reconstruction/file_positions_px   (N, 2) the file's, when position refinement ran
 //   /reconstruction/object_pixel_size_m (2) (y, x)
+//   /reconstruction/object_origin_px    (2) (y, x) the object pixel under the beam at translation 0:
+//                                       the beam at translation t lies on pixel origin - (t_y / dy, t_x / dx)
 //   /reconstruction/cost                (epochs), attribute noise_model
 //   /reconstruction/epoch_seconds       (epochs)
 //   /reconstruction/bytes_moved         (epochs) bytes rank 0 moved
@@ -17,6 +19,10 @@
 //                                       the frames' orientation as ptyko reads them, when background refinement ran
 //   /reconstruction/config              resolved options, TOML text
 //   /reconstruction/provenance          version, Kokkos backend, ranks, input
+// and, for programs that read CXI (core/src/result_cxi.cpp), /cxi_version and
+// /entry_1/image_1/data (the object), image_2/data and
+// instrument_1/source_1/illumination (the probe), linked to the above, with
+// the strongest mode alone in image_1/process_1/final_illumination.
 
 #include <ptyko/core/cxi.hpp>
 
@@ -33,6 +39,9 @@ struct ResultContents {
   /// The file's positions when positions_px holds refined ones (else empty).
   std::vector<std::array<double, 2>> file_positions_px;
   std::array<double, 2> object_pixel_size_m{0, 0};
+  /// (y, x): the object pixel the beam lies on at translation 0 (the
+  /// positions' metres 0, ObjectGrid::origin_y / origin_x).
+  std::array<double, 2> object_origin_px{0, 0};
   std::vector<double> cost;
   std::string noise_model;
   std::vector<double> epoch_seconds;
