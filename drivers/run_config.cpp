@@ -342,11 +342,13 @@ std::vector<OptionDef> const& options() {
     t.push_back(option("probe", "support", "--probe-support", "Probe support radius in pixels (0: none)",
         [](RunConfig& c) -> auto& { return c.solver.probe_support; }));
     t.push_back(option("probe", "diameter", "--probe-diameter",
-        "Initial probe diameter in object pixels when the file has no probe guess (0: step / 0.3, a 70 % overlap scan)",
+        "Initial probe diameter in object pixels when the file has no probe guess (0: chosen by the trial of "
+        "--probe-focus among step / 0.3, the probe of a 70 % overlap scan, and 1.6 and 2.5 times that)",
         [](RunConfig& c) -> auto& { return c.probe_diameter; }));
     t.push_back(option("probe", "focus", "--probe-focus",
         "Side of the focus the sample sits on, for a probe computed from the data (no guess): upstream "
-        "(converging beam), downstream (diverging) or auto (3-10 rPIE epochs from each, the lower cost wins)",
+        "(converging beam), downstream (diverging) or auto (3 rPIE epochs from each start, up to 10 where the "
+        "sides stay close; the lowest cost wins)",
         [](RunConfig& c) -> auto& { return c.probe_focus; }));
     t.push_back(option("probe", "focus_frames", "--probe-focus-frames",
         "Frames the auto trial of --probe-focus runs on, over all ranks: a larger scan tries a compact part of "

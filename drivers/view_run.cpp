@@ -34,6 +34,7 @@
 #include <ptyko/parallel/strategy.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -266,38 +267,37 @@ class ViewRun {
     }
     m_ran = resolved_config(m_cfg, opts, m_input, m_job.output);
     m_ran.solver.modes = m_rec->state().modes();
-    if (!m_checkpoint && m_guess.extent(0) == 0) m_ran.probe_focus = to_string(focus);  // the side the trial chose
+    if (!m_checkpoint && m_guess.extent(0) == 0) {  // what the trial chose
+      m_ran.probe_focus = to_string(focus);
+      m_ran.probe_diameter = m_start_diameter;
+    }
     m_comm.take_bytes_moved();  // the set-up's traffic is not the first epoch's
   }
 
   // The first state: the probe from the guess or from the data, on the side
-  // of the focus that `focus` names or that a trial chooses (then `focus`
-  // becomes that side).
+  // of the focus and of the size that the options name or that a trial
+  // chooses (then `focus` and m_start_diameter become the chosen ones).
   State<T, Exec> fresh_state(ProbeFocus& focus) {
     auto const& dec = decomposition();
-    double const diameter =
-        m_cfg.probe_diameter > 0 ? m_cfg.probe_diameter : default_probe_diameter(m_step, m_layout.info.ny);
     if (m_guess.extent(0) > 0 && focus != ProbeFocus::automatic)
       m_log.warn(fmt::format("--probe-focus {}: the probe starts from the given guess, so the side of the focus is "
                              "the guess's; --probe-focus only places a probe computed from the data",
                              m_cfg.probe_focus));
-    if (m_guess.extent(0) == 0 && focus == ProbeFocus::automatic) {
-      // The data choose the side (core/probe_focus.hpp).
+    double diameter = m_start_diameter = m_cfg.probe_diameter;
+    if (m_guess.extent(0) == 0 && (focus == ProbeFocus::automatic || diameter <= 0)) {
+      // The data choose what the options leave open (core/probe_focus.hpp).
       auto const t0 = std::chrono::steady_clock::now();
-      ProbeFocusTrial const trial = choose_probe_focus<T, Exec>(m_space, m_data, *m_strategy, dec.tile_height,
-                                                                dec.tile_width, m_resolved, diameter, m_positions,
-                                                                m_kept_file_positions, m_cfg.probe_focus_frames);
-      focus = trial.focus;
-      m_log.info(fmt::format("reconstruct: computed probe {} of the focus ({} rPIE epochs from each side on {}{} "
-                             "frames in {:.2g} s{}: cost {:.5g} from upstream, {:.5g} from downstream; "
-                             "--probe-focus sets the side)",
-                             to_string(focus), trial.epochs, trial.frames,
-                             trial.frames < m_positions.size() ? fmt::format(" of {}", m_positions.size()) : "",
-                             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-                             trial.undecided_frames > 0
-                                 ? fmt::format(", after {} of them had not decided", trial.undecided_frames)
-                                 : "",
-                             trial.upstream_cost, trial.downstream_cost));
+      std::vector<double> const diameters =
+          diameter > 0 ? std::vector<double>{diameter}
+                       : probe_diameter_candidates(default_probe_diameter(m_step, m_layout.info.ny), m_layout.info.ny);
+      ProbeStartTrial const trial =
+          choose_probe_start<T, Exec>(m_space, m_data, *m_strategy, dec.tile_height, dec.tile_width, m_resolved,
+                                      probe_starts(focus, diameters), m_positions, m_kept_file_positions,
+                                      m_cfg.probe_focus_frames);
+      focus = trial.start.focus;
+      diameter = trial.start.diameter;
+      m_start_diameter = diameter;
+      m_log.info(probe_start_line(trial, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
     }
     State<T, Exec> state = initial_state<T, Exec>(m_space, m_data, *m_strategy, dec.tile_height, dec.tile_width,
                                                   m_guess, m_cfg.solver.modes, m_cfg.solver.seed, diameter,
@@ -305,6 +305,34 @@ class ViewRun {
     state.tile_y = dec.tile_y;
     state.tile_x = dec.tile_x;
     return state;
+  }
+
+  // What the trial chose and why, in one line: each side's costs after the
+  // first epochs, one per diameter.
+  std::string probe_start_line(ProbeStartTrial const& trial, double seconds) const {
+    std::vector<double> diameters;
+    for (ProbeStart const& s : trial.starts)
+      if (std::find(diameters.begin(), diameters.end(), s.diameter) == diameters.end()) diameters.push_back(s.diameter);
+    std::string costs;
+    for (ProbeFocus side : {ProbeFocus::upstream, ProbeFocus::downstream}) {
+      std::vector<std::string> side_costs;
+      for (std::size_t k = 0; k < trial.starts.size(); ++k)
+        if (trial.starts[k].focus == side) side_costs.push_back(fmt::format("{:.5g}", trial.costs[k]));
+      if (!side_costs.empty())
+        costs += fmt::format("{}{} {}", costs.empty() ? "" : ", ", to_string(side), fmt::join(side_costs, " / "));
+    }
+    std::vector<std::string> sizes;
+    for (double d : diameters) sizes.push_back(fmt::format("{:.3g}", d));
+    return fmt::format(
+        "reconstruct: computed probe {} of the focus, {:.3g} px across ({} rPIE epochs from each start on {}{} "
+        "frames in {:.2g} s{}: cost {} at {} px{}; --probe-focus and --probe-diameter set them)",
+        to_string(trial.start.focus), trial.start.diameter, probe_focus_min_epochs, trial.frames,
+        trial.frames < m_positions.size() ? fmt::format(" of {}", m_positions.size()) : "", seconds,
+        trial.undecided_frames > 0 ? fmt::format(", after {} of them had not decided", trial.undecided_frames) : "",
+        costs, fmt::join(sizes, " / "),
+        trial.sides_ran_on ? fmt::format("; each side's best ran on for {} epochs: {:.5g} upstream, {:.5g} downstream",
+                                         trial.epochs, trial.upstream_cost, trial.downstream_cost)
+                           : "");
   }
 
   // What the run is about to do (collective: the isolated positions' sum).
@@ -540,6 +568,7 @@ class ViewRun {
 
   Communicator const& m_comm;
   RunConfig const& m_cfg;
+  double m_start_diameter = 0;  // the computed probe's diameter, given or chosen by the trial (fresh_state)
   ViewJob const& m_job;
   std::string const& m_input;
   Exec m_space;

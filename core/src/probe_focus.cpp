@@ -4,7 +4,10 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <ptyko/kernels/error.hpp>
+
 #include <algorithm>
+#include <limits>
 #include <memory>
 
 namespace ptyko {
@@ -55,18 +58,12 @@ std::vector<std::size_t> compact_frames(std::vector<std::array<double, 2>> const
 namespace {
 
 /// What the trials run on: the rank's data and the scan's positions, or a
-/// compact part of each rank's frames, renumbered (see choose_probe_focus).
+/// compact part of each rank's frames, renumbered (see choose_probe_start).
 template <class T, class ExecSpace>
 struct TrialFrames {
   LocalData<T, ExecSpace> data;
   std::vector<std::array<double, 2>> positions, file_positions;
 };
-
-/// Whether one side's cost is probe_focus_decisive_ratio times the other's.
-bool decisive(ProbeFocusTrial const& t) {
-  return std::max(t.upstream_cost, t.downstream_cost) >=
-         probe_focus_decisive_ratio * std::min(t.upstream_cost, t.downstream_cost);
-}
 
 template <class T, class ExecSpace>
 TrialFrames<T, ExecSpace> trial_frames(ExecSpace const& space, LocalData<T, ExecSpace> const& data,
@@ -101,14 +98,42 @@ TrialFrames<T, ExecSpace> trial_frames(ExecSpace const& space, LocalData<T, Exec
   return out;
 }
 
+/// Whether one side's cost is probe_focus_decisive_ratio times the other's
+/// (or only one side was tried: 0).
+bool parted(double upstream_cost, double downstream_cost) {
+  if (upstream_cost == 0 || downstream_cost == 0) return true;
+  return std::max(upstream_cost, downstream_cost) >=
+         probe_focus_decisive_ratio * std::min(upstream_cost, downstream_cost);
+}
+
+bool parted(ProbeStartTrial const& t) { return parted(t.upstream_cost, t.downstream_cost); }
+
 }  // namespace
 
+std::vector<double> probe_diameter_candidates(double default_diameter, int D) {
+  std::vector<double> out;
+  for (double factor : {1.0, 1.6, 2.5}) {
+    double const d = std::clamp(default_diameter * factor, 4.0, std::max(4.0, 0.6 * D));
+    if (out.empty() || d > 1.1 * out.back()) out.push_back(d);
+  }
+  return out;
+}
+
+std::vector<ProbeStart> probe_starts(ProbeFocus focus, std::vector<double> const& diameters) {
+  std::vector<ProbeStart> out;
+  for (ProbeFocus side : {ProbeFocus::upstream, ProbeFocus::downstream})
+    if (focus == ProbeFocus::automatic || focus == side)
+      for (double d : diameters) out.push_back({side, d});
+  return out;
+}
+
 template <class T, class ExecSpace>
-ProbeFocusTrial choose_probe_focus(ExecSpace const& space, LocalData<T, ExecSpace> const& data,
+ProbeStartTrial choose_probe_start(ExecSpace const& space, LocalData<T, ExecSpace> const& data,
                                    Sync<T, ExecSpace>& sync, int tile_height, int tile_width,
-                                   SolverOptions const& run, double probe_diameter,
+                                   SolverOptions const& run, std::vector<ProbeStart> const& starts,
                                    std::vector<std::array<double, 2>> const& all_positions,
                                    std::vector<std::array<double, 2>> const& file_positions, int max_frames) {
+  PTYKO_REQUIRE(!starts.empty(), "choose_probe_start: no start to try");
   // rPIE is the cheapest epoch and tells the sides apart as clearly as
   // LSQML; DM's costs from either side stay alike for its first epochs.
   SolverOptions trial;
@@ -124,35 +149,54 @@ ProbeFocusTrial choose_probe_focus(ExecSpace const& space, LocalData<T, ExecSpac
   trial.fft_planner = run.fft_planner;
   trial.pipeline_chunk = run.pipeline_chunk;
   auto const try_frames = [&](TrialFrames<T, ExecSpace> const& part) {
-    auto const trial_run = [&](ProbeFocus focus) {
+    auto const trial_run = [&](ProbeStart const& start) {
       State<T, ExecSpace> state = initial_state<T, ExecSpace>(space, part.data, sync, tile_height, tile_width,
-                                                              HostComplex3(), run.modes, run.seed, probe_diameter,
-                                                              focus);
+                                                              HostComplex3(), run.modes, run.seed, start.diameter,
+                                                              start.focus);
       state.tile_y = part.data.tile_y;
       state.tile_x = part.data.tile_x;
       return std::make_unique<Reconstruction<T, ExecSpace>>(space, part.data, std::move(state), trial, sync,
                                                             part.positions, part.file_positions);
     };
-    // Both sides epoch by epoch (each epoch is whole and collective, so the
-    // strategy sees one run's epoch at a time), until one side's cost is
-    // probe_focus_decisive_ratio times the other's.
-    auto upstream = trial_run(ProbeFocus::upstream);
-    auto downstream = trial_run(ProbeFocus::downstream);
-    ProbeFocusTrial out;
+    ProbeStartTrial out;
     out.frames = part.positions.size();
-    while (out.epochs < probe_focus_max_epochs) {
-      out.upstream_cost = upstream->step().cost;
-      out.downstream_cost = downstream->step().cost;
-      ++out.epochs;
-      if (out.epochs >= probe_focus_min_epochs && decisive(out)) break;
+    out.starts = starts;
+    // Every start for the first epochs, one at a time (each epoch is whole
+    // and collective, so the strategy sees one run's epoch at a time).
+    std::size_t best[2] = {starts.size(), starts.size()};  // each side's lowest cost (upstream, downstream)
+    for (std::size_t k = 0; k < starts.size(); ++k) {
+      auto rec = trial_run(starts[k]);
+      double cost = 0;
+      for (int e = 0; e < probe_focus_min_epochs; ++e) cost = rec->step().cost;
+      out.costs.push_back(cost);  // a sum over all ranks: every rank decides alike
+      std::size_t& side = best[starts[k].focus == ProbeFocus::downstream];
+      if (side == starts.size() || cost < out.costs[side]) side = k;
     }
-    // The costs are sums over all ranks: every rank decides alike.
-    out.focus = out.downstream_cost < out.upstream_cost ? ProbeFocus::downstream : ProbeFocus::upstream;
+    out.epochs = probe_focus_min_epochs;
+    out.upstream_cost = best[0] < starts.size() ? out.costs[best[0]] : 0;
+    out.downstream_cost = best[1] < starts.size() ? out.costs[best[1]] : 0;
+    if (!parted(out)) {
+      // The sides are close (a probe much larger than the starts, or one at
+      // its focus): each side's best start runs afresh, both in turn, until
+      // the sides part.
+      out.sides_ran_on = true;
+      auto up = trial_run(starts[best[0]]);
+      auto down = trial_run(starts[best[1]]);
+      for (out.epochs = 1; out.epochs <= probe_focus_max_epochs; ++out.epochs) {
+        out.upstream_cost = up->step().cost;
+        out.downstream_cost = down->step().cost;
+        if (out.epochs >= probe_focus_min_epochs && parted(out)) break;
+      }
+      out.epochs = std::min(out.epochs, probe_focus_max_epochs);
+      out.start = starts[out.downstream_cost < out.upstream_cost ? best[1] : best[0]];
+      return out;
+    }
+    out.start = starts[std::size_t(std::min_element(out.costs.begin(), out.costs.end()) - out.costs.begin())];
     return out;
   };
   // The part's frames (a copy) are released before any trial of the whole.
-  ProbeFocusTrial out = try_frames(trial_frames(space, data, sync, all_positions, file_positions, max_frames));
-  if (out.frames < all_positions.size() && !decisive(out)) {
+  ProbeStartTrial out = try_frames(trial_frames(space, data, sync, all_positions, file_positions, max_frames));
+  if (out.frames < all_positions.size() && !parted(out)) {
     // The part did not tell the sides apart (it may hold little of the
     // sample: a scan's middle over empty support film): the whole scan
     // decides, as without a part.
@@ -164,9 +208,9 @@ ProbeFocusTrial choose_probe_focus(ExecSpace const& space, LocalData<T, ExecSpac
 }
 
 #define PTYKO_INSTANTIATE(T)                                                                                  \
-  template ProbeFocusTrial choose_probe_focus<T, Kokkos::DefaultExecutionSpace>(                              \
+  template ProbeStartTrial choose_probe_start<T, Kokkos::DefaultExecutionSpace>(                              \
       Kokkos::DefaultExecutionSpace const&, LocalData<T, Kokkos::DefaultExecutionSpace> const&,               \
-      Sync<T, Kokkos::DefaultExecutionSpace>&, int, int, SolverOptions const&, double,                        \
+      Sync<T, Kokkos::DefaultExecutionSpace>&, int, int, SolverOptions const&, std::vector<ProbeStart> const&, \
       std::vector<std::array<double, 2>> const&, std::vector<std::array<double, 2>> const&, int);
 PTYKO_INSTANTIATE(float)
 PTYKO_INSTANTIATE(double)

@@ -537,10 +537,11 @@ TEST_F(Run, ProbeFromAResultOfOtherFramesIsResampled) {
                              << cold;
 }
 
-// A probe computed from the data starts on the side of the focus that a few
-// rPIE epochs from each side choose (core/probe_focus.hpp): reported, and
-// kept in the stored configuration; --probe-focus names the side and skips
-// the trial. The simulated beam diverges (the sample downstream of the
+// A probe computed from the data starts on the side of the focus and at the
+// diameter that a few rPIE epochs from each start choose
+// (core/probe_focus.hpp): reported, and kept in the stored configuration;
+// --probe-focus names the side (the trial then tries diameters only), and
+// with --probe-diameter too there is no trial. The simulated beam diverges (the sample downstream of the
 // focus), so the named upstream start is the true probe's twin and fits the
 // data worse (measured: trial costs 24450 upstream, 9381 downstream; after
 // 5 epochs 23926 from upstream against 6090).
@@ -556,13 +557,20 @@ TEST_F(Run, ProbeFocusIsChosenByTheData) {
   EXPECT_TRUE(contains(chosen.out, "computed probe downstream of the focus")) << chosen.out;
   ResultContents const automatic = read_result(file("auto.h5"));
   EXPECT_TRUE(contains(automatic.config, "focus = \"downstream\"")) << automatic.config;
+  EXPECT_FALSE(contains(automatic.config, "diameter = 0.0")) << automatic.config;  // the chosen one
   Outcome const named = ok(with({"-o", "up.h5", "--probe-focus", "upstream"}));
-  EXPECT_FALSE(contains(named.out, "from each side")) << named.out;
+  EXPECT_TRUE(contains(named.out, "computed probe upstream of the focus")) << named.out;
+  EXPECT_FALSE(contains(named.out, "downstream")) << named.out;
   ResultContents const upstream = read_result(file("up.h5"));
   EXPECT_TRUE(contains(upstream.config, "focus = \"upstream\"")) << upstream.config;
   EXPECT_GT(upstream.cost.back(), 2 * automatic.cost.back());
   ok(with({"-o", "down.h5", "--probe-focus", "downstream"}));
   expect_same_result(file("down.h5"), file("auto.h5"), 0);  // the trial leaves nothing behind
+  // The stored configuration repeats the run without a trial.
+  std::ofstream(file("auto.toml")) << automatic.config;
+  Outcome const again = ok({"reconstruct", "--config", "auto.toml", "-o", "again.h5"});
+  EXPECT_FALSE(contains(again.out, "computed probe")) << again.out;
+  expect_same_result(file("again.h5"), file("auto.h5"), 0);
 }
 
 // A scan of more frames than --probe-focus-frames tries a compact part of

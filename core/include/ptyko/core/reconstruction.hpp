@@ -56,7 +56,7 @@ std::pair<std::vector<double>, double> mean_pattern(ExecSpace const& space, Loca
 /// An initial state: object tile of ones (H, W), probe from `guess` when it
 /// has modes, else from the mean pattern spread to `probe_diameter` pixels
 /// on the side of the focus `focus` names (upstream, as `ptyko simulate`'s
-/// data, unless told; choose_probe_focus decides it from the data); probe
+/// data, unless told; choose_probe_start decides it from the data); probe
 /// power set to the mean counts. Identical on every rank for the same seed.
 /// Collective (mean pattern).
 template <class T, class ExecSpace>
