@@ -554,17 +554,33 @@ class ViewRun {
                                    format_duration(m_elapsed));
     auto const& costs = state.cost;
     auto const measured = std::find_if(costs.rbegin(), costs.rend(), [](double c) { return std::isfinite(c); });
-    if (measured != costs.rend())  // else: no epoch ran, or none measured its cost
+    double const floor = m_rec->counting_noise_floor();
+    if (measured != costs.rend()) {  // else: no epoch ran, or none measured its cost
       done += measured == costs.rbegin()
                   ? fmt::format(", final cost {:.5g}", *measured)
                   : fmt::format(", cost {:.5g} at epoch {}", *measured, costs.rend() - measured);  // a stop between DM's measurements
+      if (floor > 0) done += fmt::format(" ({:.2g} x counting noise)", *measured / floor);
+    }
     if (m_truth->active() && !m_errors.empty() && std::isfinite(m_errors.back()))
       done += fmt::format(", error against the truth {:.4f}", m_errors.back());
     m_log.info(done);
+    if (measured != costs.rend() && floor > 0 && *measured > k_unexplained * floor &&
+        state.epoch >= k_unexplained_epochs)
+      m_log.warn(fmt::format(
+          "the final cost is {:.2g} times what counting noise alone leaves ({:.5g} against {:.5g} per frame): the "
+          "model does not explain much of the frames; if the object looks wrong, give the probe's size "
+          "(--probe-diameter) or a probe (--probe), check the geometry (ptyko info), or try --solver dm",
+          *measured / floor, *measured, floor));
     for (auto const& p : pictures) m_log.info("reconstruct: wrote " + p);
     if (m_guess.extent(0) == 0 && m_probe.extent(0) > 0)
       warn_low_overlap(m_log, m_input, m_step, m_probe, "reconstructed probe", "the result may be unreliable");
   }
+
+  // A final cost this many times the counting-noise floor, after this many
+  // epochs, is worth a warning: converged runs end at 0.8-1.2 times it, runs
+  // stuck with a wrong probe at 5-12 times (docs/solvers.md).
+  static constexpr double k_unexplained = 3;
+  static constexpr int k_unexplained_epochs = 50;
 
   Communicator const& m_comm;
   RunConfig const& m_cfg;

@@ -2,6 +2,7 @@
 #include <ptyko/core/batching.hpp>
 #include <ptyko/core/intensity_refinement.hpp>
 #include <ptyko/core/masked_power.hpp>
+#include <ptyko/core/noise_floor.hpp>
 #include <ptyko/core/position_refinement.hpp>
 #include <ptyko/core/probe_modes.hpp>
 #include <ptyko/core/reconstruction.hpp>
@@ -134,7 +135,9 @@ Reconstruction<T, ExecSpace>::Reconstruction(ExecSpace const& space, LocalData<T
   plan_batches();
   int max_local = 1;
   for (auto const& b : m_batches) max_local = std::max(max_local, int(b.local.extent(0)));
-  m_power = mean_pattern(m_space, m_data, m_sync).second;
+  auto const [pattern, power] = mean_pattern(m_space, m_data, m_sync);
+  m_power = power;
+  m_noise_floor = ptyko::counting_noise_floor(pattern, m_options.noise);
   if (m_data.mask.extent(0) > 0)
     m_masked_power = std::make_unique<MaskedPower<T, ExecSpace>>(m_space, m_state.modes(), m_data.detector());
   // Refined intensities scale the frames, which are then floats (before the

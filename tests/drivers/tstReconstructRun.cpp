@@ -25,6 +25,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstring>
+#include <regex>
 #include <thread>
 
 namespace {
@@ -670,6 +671,27 @@ TEST_F(Run, WarnsAboutLowOverlap) {
   // A well-overlapped scan says nothing.
   auto const quiet = ok({"reconstruct", "scan.cxi", "-o", "out.h5", "--epochs", "1", "-q", "--no-images"});
   EXPECT_EQ(quiet.err, "");
+}
+
+// The closing line compares the final cost with what counting noise alone
+// leaves (core/noise_floor.hpp); a run whose model misses the frames (here
+// the x translations negated: a geometry error) is warned about. Measured
+// (100 frames of 32 x 32, 50 LSQML epochs): 0.99 x against 79 x.
+TEST_F(Run, WarnsWhenTheModelLeavesTheFramesUnexplained) {
+  ok({"simulate", "-o", "noise.cxi", "--frames", "100", "--detector", "32", "--modes", "1"});
+  std::vector<std::string> const run = {"reconstruct", "noise.cxi", "-o", "out.h5", "--epochs", "50", "--no-images"};
+  auto const good = ok(run);
+  std::smatch m;
+  std::regex const ratio("final cost [0-9.e+]+ \\(([0-9.]+) x counting noise\\)");
+  ASSERT_TRUE(std::regex_search(good.out, m, ratio)) << good.out;
+  EXPECT_LT(std::stod(m[1]), 1.5);
+  EXPECT_FALSE(contains(good.err, "counting noise")) << good.err;
+  std::vector<std::string> flipped = run;
+  flipped.push_back("--flip-x");
+  auto const wrong = ok(flipped);
+  ASSERT_TRUE(std::regex_search(wrong.out, m, ratio)) << wrong.out;
+  EXPECT_GT(std::stod(m[1]), 3);
+  EXPECT_TRUE(contains(wrong.err, "times what counting noise alone leaves")) << wrong.err;
 }
 
 // ------------------------------------------------------------------ checkpoint / resume

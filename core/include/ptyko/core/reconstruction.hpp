@@ -102,6 +102,10 @@ class Reconstruction {
   /// Scales the frames for relative fluxes a checkpoint holds (every frame,
   /// by global id), as if refined. Only with refine_intensities.
   void restore_flux(std::vector<double> const& flux);
+  /// The cost per frame that counting noise alone would leave if the model
+  /// were the truth (noise_floor.hpp), from the mean pattern of the frames
+  /// as loaded: a converged run's cost is about this, or below.
+  double counting_noise_floor() const { return m_noise_floor; }
   std::size_t isolated_positions() const {
     std::size_t n = 0;
     for (auto const& b : m_batches) n += std::size_t(b.isolated);
@@ -126,7 +130,8 @@ class Reconstruction {
   std::unique_ptr<IntensityRefiner<T, ExecSpace>> m_intensities;  ///< with refine_intensities
   std::unique_ptr<BackgroundRefiner<T, ExecSpace>> m_background;   ///< with refine_background
   ComplexView2<T, typename ExecSpace::memory_space> m_mode_mix;  ///< the modes' recombination, M x M (M > 1)
-  double m_power = 0;  ///< measured mean counts per frame
+  double m_power = 0;        ///< measured mean counts per frame
+  double m_noise_floor = 0;  ///< counting_noise_floor of the frames' mean pattern
   /// The probe's far-field share on masked pixels, when some are (the
   /// probe's power is the counts over the rest: masked_power.hpp).
   std::unique_ptr<MaskedPower<T, ExecSpace>> m_masked_power;
