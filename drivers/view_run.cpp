@@ -511,6 +511,7 @@ class ViewRun {
     r.object_pixel_size_m = {m_layout.grid.pixel_size_y, m_layout.grid.pixel_size_x};
     r.object_origin_px = {m_layout.grid.origin_y, m_layout.grid.origin_x};
     r.cost = state.cost;
+    r.counting_noise_cost = m_rec->counting_noise_floor();
     r.noise_model = noise_name();
     r.epoch_seconds = state.epoch_seconds;
     r.bytes_moved = state.bytes_moved;

@@ -45,6 +45,7 @@ void impl::write_result_datasets(h5::File const& f, ResultContents const& r) {
   h5::write(f, base + "/object_origin_px", r.object_origin_px.data(), {2}, {false});
   write_vector(f, "cost", r.cost);
   h5::write_attribute(f, base + "/cost", "noise_model", r.noise_model);
+  if (r.counting_noise_cost > 0) h5::write_scalar(f, base + "/counting_noise_cost", r.counting_noise_cost);
   write_vector(f, "epoch_seconds", r.epoch_seconds);
   write_vector(f, "bytes_moved", r.bytes_moved);
   write_vector(f, "mode_power_fractions", r.mode_power_fractions);
@@ -91,6 +92,8 @@ ResultContents impl::read_result_datasets(h5::File const& f, std::string const& 
   if (origin.size() == 2) r.object_origin_px = {origin[0], origin[1]};
   r.cost = read_vector(f, "cost");
   if (h5::exists(f, base + "/cost")) r.noise_model = h5::read_string_attribute(f, base + "/cost", "noise_model");
+  if (h5::exists(f, base + "/counting_noise_cost"))
+    r.counting_noise_cost = h5::read_scalar(f, base + "/counting_noise_cost");
   r.epoch_seconds = read_vector(f, "epoch_seconds");
   r.bytes_moved = read_vector(f, "bytes_moved");
   r.mode_power_fractions = read_vector(f, "mode_power_fractions");

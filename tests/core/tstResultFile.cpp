@@ -43,6 +43,7 @@ class ResultFile : public TempDirTest {
       }
     r.object_pixel_size_m = {2e-8, 3e-8};  // (y, x)
     r.object_origin_px = {40.25, -3.5};
+    r.counting_noise_cost = 812.5;
     r.config = "[solver]\nepochs = 9\n";
     r.provenance = "ptyko 9.8.7\nkokkos 4.6.1 (Serial)\nranks 1\n";
     return r;
@@ -87,6 +88,7 @@ TEST_F(ResultFile, IsAlsoACxiImageOfObjectAndProbe) {
   ResultContents const back = read_result(path);
   for (std::size_t k = 0; k < r.object.span(); ++k) expect_same_single(back.object.data()[k], r.object.data()[k], "back");
   EXPECT_EQ(back.object_origin_px, r.object_origin_px);
+  EXPECT_EQ(back.counting_noise_cost, r.counting_noise_cost);
   EXPECT_EQ(back.object_pixel_size_m, r.object_pixel_size_m);
 }
 

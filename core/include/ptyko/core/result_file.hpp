@@ -10,6 +10,7 @@
 //   /reconstruction/object_origin_px    (2) (y, x) the object pixel under the beam at translation 0:
 //                                       the beam at translation t lies on pixel origin - (t_y / dy, t_x / dx)
 //   /reconstruction/cost                (epochs), attribute noise_model
+//   /reconstruction/counting_noise_cost scalar: the cost per frame counting noise alone leaves (noise_floor.hpp)
 //   /reconstruction/epoch_seconds       (epochs)
 //   /reconstruction/bytes_moved         (epochs) bytes rank 0 moved
 //   /reconstruction/mode_power_fractions (M)
@@ -43,6 +44,8 @@ struct ResultContents {
   /// positions' metres 0, ObjectGrid::origin_y / origin_x).
   std::array<double, 2> object_origin_px{0, 0};
   std::vector<double> cost;
+  /// The cost per frame counting noise alone would leave (0: not known).
+  double counting_noise_cost = 0;
   std::string noise_model;
   std::vector<double> epoch_seconds;
   std::vector<double> bytes_moved;
