@@ -9,8 +9,6 @@ using namespace ptyko;
 namespace fs = std::filesystem;
 using namespace ptyko::test;  // CXI paths, TempDirTest, expect_user_error, the helpers of cxi_test_files.hpp
 
-// ------------------------------------------------------------------ broken files
-
 TEST_F(Cxi, MissingNotHdf5AndTruncatedFiles) {
   auto const missing = file("absent.cxi");
   expect_user_error([&] { cxi_inspect(missing); }, missing, {"no such file"});

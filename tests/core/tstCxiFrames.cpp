@@ -5,7 +5,6 @@
 namespace {
 
 using namespace ptyko;
-namespace fs = std::filesystem;
 using namespace ptyko::test;  // CXI paths, TempDirTest, expect_user_error, the helpers of cxi_test_files.hpp
 
 // Frame f's stored pixel (y, x) in the files of write_labelled_frames.

@@ -5,10 +5,7 @@
 namespace {
 
 using namespace ptyko;
-namespace fs = std::filesystem;
 using namespace ptyko::test;  // CXI paths, TempDirTest, expect_user_error, the helpers of cxi_test_files.hpp
-
-// ------------------------------------------------------------------ detector orientation
 
 // A detector mounted otherwise than CXI's default (rows stepping along -y,
 // columns along -x) says so in basis_vectors; its frames are read turned
