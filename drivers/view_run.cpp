@@ -569,8 +569,9 @@ class ViewRun {
         state.epoch >= k_unexplained_epochs)
       m_log.warn(fmt::format(
           "the final cost is {:.2g} times what counting noise alone leaves ({:.5g} against {:.5g} per frame): the "
-          "model does not explain much of the frames; if the object looks wrong, give the probe's size "
-          "(--probe-diameter) or a probe (--probe), check the geometry (ptyko info), or try --solver dm",
+          "model does not explain much of the frames; a flux that varied between frames or a background: "
+          "--refine-intensities, --refine-background; if the object looks wrong: the probe's size "
+          "(--probe-diameter) or a probe (--probe), the geometry (ptyko info), --solver dm",
           *measured / floor, *measured, floor));
     for (auto const& p : pictures) m_log.info("reconstruct: wrote " + p);
     if (m_guess.extent(0) == 0 && m_probe.extent(0) > 0)
@@ -578,8 +579,9 @@ class ViewRun {
   }
 
   // A final cost this many times the counting-noise floor, after this many
-  // epochs, is worth a warning: converged runs end at 0.8-1.2 times it, runs
-  // stuck with a wrong probe at 5-12 times (docs/solvers.md).
+  // epochs, is worth a warning: converged runs end at 0.66-1.2 times it,
+  // runs stuck with a wrong probe start at 5-13 times, a flux varying by
+  // 10 % between frames left unrefined at 4.3 (docs/solvers.md).
   static constexpr double k_unexplained = 3;
   static constexpr int k_unexplained_epochs = 50;
 
