@@ -283,24 +283,24 @@ class ViewRun {
       m_log.warn(fmt::format("--probe-focus {}: the probe starts from the given guess, so the side of the focus is "
                              "the guess's; --probe-focus only places a probe computed from the data",
                              m_cfg.probe_focus));
-    double diameter = m_start_diameter = m_cfg.probe_diameter;
-    if (m_guess.extent(0) == 0 && (focus == ProbeFocus::automatic || diameter <= 0)) {
+    m_start_diameter = m_cfg.probe_diameter;
+    if (m_guess.extent(0) == 0 && (focus == ProbeFocus::automatic || m_start_diameter <= 0)) {
       // The data choose what the options leave open (core/probe_focus.hpp).
       auto const t0 = std::chrono::steady_clock::now();
+      int const D = m_layout.info.ny;
       std::vector<double> const diameters =
-          diameter > 0 ? std::vector<double>{diameter}
-                       : probe_diameter_candidates(default_probe_diameter(m_step, m_layout.info.ny), m_layout.info.ny);
+          m_start_diameter > 0 ? std::vector<double>{m_start_diameter}
+                               : probe_diameter_candidates(default_probe_diameter(m_step, D), D);
       ProbeStartTrial const trial =
           choose_probe_start<T, Exec>(m_space, m_data, *m_strategy, dec.tile_height, dec.tile_width, m_resolved,
                                       probe_starts(focus, diameters), m_positions, m_kept_file_positions,
                                       m_cfg.probe_focus_frames);
       focus = trial.start.focus;
-      diameter = trial.start.diameter;
-      m_start_diameter = diameter;
+      m_start_diameter = trial.start.diameter;
       m_log.info(probe_start_line(trial, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
     }
     State<T, Exec> state = initial_state<T, Exec>(m_space, m_data, *m_strategy, dec.tile_height, dec.tile_width,
-                                                  m_guess, m_cfg.solver.modes, m_cfg.solver.seed, diameter,
+                                                  m_guess, m_cfg.solver.modes, m_cfg.solver.seed, m_start_diameter,
                                                   focus == ProbeFocus::automatic ? ProbeFocus::upstream : focus);
     state.tile_y = dec.tile_y;
     state.tile_x = dec.tile_x;

@@ -86,7 +86,8 @@ TEST_F(ResultFile, IsAlsoACxiImageOfObjectAndProbe) {
 
   // ptyko reads its own result back unchanged.
   ResultContents const back = read_result(path);
-  for (std::size_t k = 0; k < r.object.span(); ++k) expect_same_single(back.object.data()[k], r.object.data()[k], "back");
+  for (std::size_t k = 0; k < r.object.span(); ++k)
+    expect_same_single(back.object.data()[k], r.object.data()[k], "back");
   EXPECT_EQ(back.object_origin_px, r.object_origin_px);
   EXPECT_EQ(back.counting_noise_cost, r.counting_noise_cost);
   EXPECT_EQ(back.object_pixel_size_m, r.object_pixel_size_m);
