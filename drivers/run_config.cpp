@@ -306,6 +306,10 @@ std::vector<OptionDef> const& options() {
     t.push_back(option("solver", "beta", "--beta",
         "Probe regularisation (rPIE, LSQML) or RAAR relaxation in [0, 1] (default: per solver)",
         [](RunConfig& c) -> auto& { return c.beta; }, Flag::none, "0.1"));
+    t.push_back(option("solver", "momentum", "--momentum",
+        "Momentum across epochs in [0, 1): the share of the object's and probe's last velocity each epoch keeps "
+        "(0: none; default: 0.9 for rpie, epie and lsqml, none for dm and raar)",
+        [](RunConfig& c) -> auto& { return c.momentum; }, Flag::none, "0.9"));
     t.push_back(option("solver", "illumination", "--illumination",
         "Preconditioner illumination: batch (current mini-batch) or all (all positions)",
         [](RunConfig& c) -> auto& { return c.illumination; }));
@@ -389,7 +393,7 @@ std::vector<OptionDef> const& options() {
         "in the file; docs/solvers.md)",
         [](RunConfig& c) -> auto& { return c.solver.refine_intensities; }, Flag::sets_true));
     t.push_back(option("intensities", "start", "--intensities-start",
-        "With --refine-intensities: first epoch (from 0) that refines (default: epochs / 10, after the probe's start)",
+        "With --refine-intensities: first epoch (from 0) that refines (default: epochs / 10, but not before epoch 10 or epochs / 5, whichever is earlier; after the probe's start)",
         [](RunConfig& c) -> auto& { return c.solver.intensities_start; }, Flag::none, "10"));
     t.push_back(option("intensities", "every", "--intensities-every",
         "With --refine-intensities: epochs between refinements (each adds a forward transform of every position, "
@@ -401,7 +405,7 @@ std::vector<OptionDef> const& options() {
         "docs/solvers.md)",
         [](RunConfig& c) -> auto& { return c.solver.refine_background; }, Flag::sets_true));
     t.push_back(option("background", "start", "--background-start",
-        "With --refine-background: first epoch (from 0) that refines (default: epochs / 10, after the probe's start)",
+        "With --refine-background: first epoch (from 0) that refines (default: epochs / 10, but not before epoch 10 or epochs / 5, whichever is earlier; after the probe's start)",
         [](RunConfig& c) -> auto& { return c.solver.background_start; }, Flag::none, "10"));
     t.push_back(option("background", "every", "--background-every",
         "With --refine-background: epochs between refinements (each adds a forward transform of every position, "
@@ -620,6 +624,8 @@ void check_options(RunConfig& c) {
   PTYKO_REQUIRE(!c.alpha || (*c.alpha >= 0 && *c.alpha <= 1), "--alpha must be in [0, 1], got ",
                 c.alpha.value_or(0));
   PTYKO_REQUIRE(!c.beta || (*c.beta >= 0 && *c.beta <= 1), "--beta must be in [0, 1], got ", c.beta.value_or(0));
+  PTYKO_REQUIRE(!c.momentum || (*c.momentum >= 0 && *c.momentum < 1), "--momentum must be in [0, 1), got ",
+                c.momentum.value_or(0));
   PTYKO_REQUIRE(!c.probe_update_start || *c.probe_update_start >= 0, "--probe-update-start must be >= 0, got ",
                 c.probe_update_start.value_or(0));
   PTYKO_REQUIRE(c.solver.cost_every >= 0, "--cost-every must be >= 0, got ", c.solver.cost_every);
@@ -653,6 +659,7 @@ void check_options(RunConfig& c) {
   c.solver.beta = c.beta.value_or(-1);
   c.solver.probe_update_start = c.probe_update_start.value_or(-1);
   c.solver.fourier_relax = c.fourier_relax.value_or(-1);
+  c.solver.momentum = c.momentum.value_or(-1);
   {
     // The solver's own checks (modes, noise model per solver, ...), before
     // any file is read; the batch size against the frames comes later.
@@ -760,6 +767,7 @@ RunConfig resolved_config(RunConfig const& cfg, SolverOptions const& s, std::str
   r.beta = s.beta >= 0 ? std::optional<double>(s.beta) : std::nullopt;
   r.probe_update_start = s.probe_update_start;
   r.fourier_relax = s.fourier_relax >= 0 ? std::optional<double>(s.fourier_relax) : std::nullopt;
+  r.momentum = s.momentum >= 0 ? std::optional<double>(s.momentum) : std::nullopt;
   return r;
 }
 

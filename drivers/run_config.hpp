@@ -34,6 +34,7 @@ struct RunConfig {
   std::optional<double> alpha, beta;      ///< absent: the solver's default
   std::optional<int> probe_update_start;  ///< absent: the solver's default
   std::optional<double> fourier_relax;    ///< DM/RAAR power bound; absent: the solver's default
+  std::optional<double> momentum;         ///< momentum across epochs; absent: the solver's default
   std::string precision = "single", batching = "sparse", noise = "gaussian", illumination = "batch";
   std::string fft_planner = "auto";
   // -- [probe]

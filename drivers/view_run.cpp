@@ -486,8 +486,15 @@ class ViewRun {
     if (!gathered) m_object = m_strategy->gather_object(m_space, state.object);
     m_probe = m_strategy->probe_on_host(m_space, state.probe);
     std::vector<double> const flux = result_flux();  // collective
+    HostComplex2 object_velocity;  // momentum's, for --resume
+    if (state.object_velocity.extent(0) > 0)
+      object_velocity = m_strategy->gather_object(m_space, state.object_velocity);  // collective
     if (!m_log.root()) return;
     Checkpoint c;
+    if (object_velocity.extent(0) > 0) {
+      c.object_velocity = object_velocity;
+      c.probe_velocity = m_strategy->probe_on_host(m_space, state.probe_velocity);
+    }
     ResultContents& r = c.result;
     r.object = m_object;
     r.probe = m_probe;

@@ -53,6 +53,13 @@ void write_checkpoint(std::string const& path, Checkpoint const& c) {
     h5::write(f, at("object"), o.data(), {o.extent(0), o.extent(1)}, {}, type);
     h5::write(f, at("probe"), p.data(), {p.extent(0), p.extent(1), p.extent(2)}, {}, type);
   }
+  if (c.object_velocity.extent(0) > 0) {
+    auto const& o = c.object_velocity;
+    auto const& p = c.probe_velocity;
+    char const* type = c.double_precision ? "complex128" : "complex64";
+    h5::write(f, at("object_velocity"), o.data(), {o.extent(0), o.extent(1)}, {}, type);
+    h5::write(f, at("probe_velocity"), p.data(), {p.extent(0), p.extent(1), p.extent(2)}, {}, type);
+  }
   out.commit();
 }
 
@@ -95,6 +102,22 @@ Checkpoint read_checkpoint(std::string const& path) {
                   path, ": ", at("probe"), " does not match /reconstruction/probe");
     std::copy(probe.begin(), probe.end(), c.result.probe.data());
   }
+  if (h5::exists(f, at("object_velocity"))) {
+    std::vector<std::size_t> dims;
+    auto const v = h5::read<Complex<double>>(f, at("object_velocity"), &dims);
+    PTYKO_REQUIRE(dims.size() == 2 && dims[0] == c.result.object.extent(0) && dims[1] == c.result.object.extent(1),
+                  path, ": ", at("object_velocity"), " does not match /reconstruction/object");
+    c.object_velocity = HostComplex2(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::checkpoint::object_velocity"),
+                                     dims[0], dims[1]);
+    std::copy(v.begin(), v.end(), c.object_velocity.data());
+    auto const w = h5::read<Complex<double>>(f, at("probe_velocity"), &dims);
+    PTYKO_REQUIRE(dims.size() == 3 && dims[0] == c.result.probe.extent(0) && dims[1] == c.result.probe.extent(1) &&
+                      dims[2] == c.result.probe.extent(2),
+                  path, ": ", at("probe_velocity"), " does not match /reconstruction/probe");
+    c.probe_velocity = HostComplex3(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::checkpoint::probe_velocity"),
+                                    dims[0], dims[1], dims[2]);
+    std::copy(w.begin(), w.end(), c.probe_velocity.data());
+  }
   PTYKO_REQUIRE(c.result.cost.size() == std::size_t(c.epoch), path, ": the checkpoint is at epoch ", c.epoch,
                 " but its cost history has ", c.result.cost.size(), " entries: the file is damaged");
   return c;
@@ -112,23 +135,36 @@ State<T, ExecSpace> state_from_checkpoint(ExecSpace const& space, Checkpoint con
                 "the checkpoint's object (", object.extent(0), " x ", object.extent(1),
                 " pixels) does not hold the tile ", tile_height, " x ", tile_width, " at (", tile_y, ", ", tile_x,
                 "): it belongs to another input or position convention");
+  // The tile of a whole object-shaped field, and a probe-shaped field, on
+  // the device. Blocking.
+  auto const tile_of = [&](HostComplex2 const& whole, char const* label) {
+    ComplexView2<T, Mem> tile(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), tile_height,
+                              tile_width);
+    advise_huge_pages(tile);  // before the first touch (on host spaces, h is the tile)
+    auto h = Kokkos::create_mirror_view(tile);
+    for (int y = 0; y < tile_height; ++y)
+      for (int x = 0; x < tile_width; ++x) {
+        Complex<double> const v = whole(tile_y + y, tile_x + x);
+        h(y, x) = Complex<T>(T(v.real()), T(v.imag()));
+      }
+    Kokkos::deep_copy(space, tile, h);  // host -> device: an object tile, once
+    return tile;
+  };
+  auto const probe_of = [&](HostComplex3 const& p, char const* label) {
+    ComplexView3<T, Mem> out(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), p.extent(0),
+                             p.extent(1), p.extent(2));
+    auto h = Kokkos::create_mirror_view(out);
+    for (std::size_t k = 0; k < p.span(); ++k) h.data()[k] = Complex<T>(T(p.data()[k].real()), T(p.data()[k].imag()));
+    Kokkos::deep_copy(space, out, h);  // host -> device: probe modes, once
+    return out;
+  };
   State<T, ExecSpace> state;
-  state.object = ComplexView2<T, Mem>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::State::object"), tile_height, tile_width);
-  advise_huge_pages(state.object);  // before the first touch (on host spaces, h_obj is the object)
-  auto h_obj = Kokkos::create_mirror_view(state.object);
-  for (int y = 0; y < tile_height; ++y)
-    for (int x = 0; x < tile_width; ++x) {
-      Complex<double> const v = object(tile_y + y, tile_x + x);
-      h_obj(y, x) = Complex<T>(T(v.real()), T(v.imag()));
-    }
-  Kokkos::deep_copy(space, state.object, h_obj);  // host -> device: object tile, once
-  state.probe = ComplexView3<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::State::probe"),
-                                     probe.extent(0), probe.extent(1), probe.extent(2));
-  auto h_probe = Kokkos::create_mirror_view(state.probe);
-  for (std::size_t k = 0; k < probe.span(); ++k)
-    h_probe.data()[k] = Complex<T>(T(probe.data()[k].real()), T(probe.data()[k].imag()));
-  Kokkos::deep_copy(space, state.probe, h_probe);  // host -> device: probe, once
+  state.object = tile_of(object, "ptyko::State::object");
+  state.probe = probe_of(probe, "ptyko::State::probe");
+  if (c.object_velocity.extent(0) > 0) {  // momentum's, as the run left them
+    state.object_velocity = tile_of(c.object_velocity, "ptyko::State::object_velocity");
+    state.probe_velocity = probe_of(c.probe_velocity, "ptyko::State::probe_velocity");
+  }
   state.tile_y = tile_y;
   state.tile_x = tile_x;
   state.epoch = c.epoch;

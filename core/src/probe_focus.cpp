@@ -148,6 +148,9 @@ ProbeStartTrial choose_probe_start(ExecSpace const& space, LocalData<T, ExecSpac
   trial.illumination = run.illumination;
   trial.fft_planner = run.fft_planner;
   trial.pipeline_chunk = run.pipeline_chunk;
+  // Plain rPIE: a few epochs' costs compare the starts, and momentum would
+  // carry each start's first moves on unevenly.
+  trial.momentum = 0;
   auto const try_frames = [&](TrialFrames<T, ExecSpace> const& part) {
     auto const trial_run = [&](ProbeStart const& start) {
       State<T, ExecSpace> state = initial_state<T, ExecSpace>(space, part.data, sync, tile_height, tile_width,

@@ -2,6 +2,7 @@
 #include <ptyko/core/batching.hpp>
 #include <ptyko/core/intensity_refinement.hpp>
 #include <ptyko/core/masked_power.hpp>
+#include <ptyko/core/momentum.hpp>
 #include <ptyko/core/noise_floor.hpp>
 #include <ptyko/core/position_refinement.hpp>
 #include <ptyko/core/probe_modes.hpp>
@@ -147,6 +148,11 @@ Reconstruction<T, ExecSpace>::Reconstruction(ExecSpace const& space, LocalData<T
   if (m_options.refine_background)
     m_background = std::make_unique<BackgroundRefiner<T, ExecSpace>>(m_space, m_data, m_state.modes(), m_options);
   m_solver->setup(m_space, m_data, m_state, m_options, max_local);
+  if (m_options.momentum > 0)
+    m_momentum = std::make_unique<EpochMomentum<T, ExecSpace>>(m_space, m_state, m_options.momentum,
+                                                               m_options.object_clip);
+  else  // a checkpoint's velocities, resumed without momentum, are not carried on
+    m_state.object_velocity = {}, m_state.probe_velocity = {};
   int const M = m_state.modes();
   if (M > 1)
     m_mode_mix = ComplexView2<T, typename ExecSpace::memory_space>(
@@ -260,6 +266,7 @@ EpochReport Reconstruction<T, ExecSpace>::step() {
     m_refiner = std::make_unique<PositionRefiner<T, ExecSpace>>(m_space, m_data, m_state.modes(), m_options);
   if (collected) m_solver->collect_position_sums(m_refiner->sums());
 
+  if (m_momentum) m_momentum->begin(m_space, m_state);
   double cost = m_solver->epoch(m_space, m_data, m_state, batches, m_sync, update_probe);
   if (collected) m_solver->collect_position_sums({});
   cost = m_sync.sum(cost) / double(m_data.global_frames);
@@ -270,33 +277,6 @@ EpochReport Reconstruction<T, ExecSpace>::step() {
   m_sync.end_epoch(m_space, m_state.object, m_state.probe, RealView2<T, typename ExecSpace::memory_space>());
 
   EpochReport report;
-  if (update_probe) {
-    if (m_options.probe_support > 0) apply_probe_support<T>(m_space, m_state.probe, m_options.probe_support);
-    std::vector<double> powers;
-    if (m_state.modes() > 1) {
-      std::vector<std::complex<double>> mix;
-      powers = orthogonalize_modes<T>(m_space, m_state.probe, &mix, m_mode_mix);
-      m_solver->modes_recombined(m_space, mix);
-    } else {
-      powers = mode_powers<T>(m_space, m_state.probe);
-    }
-    // Scale ambiguity O c, P / c: hold the probe power at the measured counts
-    // (so |O| ~ 1 where the sample is transparent), rescaling O to match.
-    double const total = std::accumulate(powers.begin(), powers.end(), 0.0);
-    if (m_options.rescale_every > 0 && (epoch + 1) % m_options.rescale_every == 0 && total > 0) {
-      double const f = m_masked_power ? m_masked_power->fraction(m_space, m_state.probe, m_data.mask) : 0;
-      // The probe carries the counts the background does not.
-      double const background = m_state.background.extent(0) > 0
-                                    ? measured_background_counts(m_space, m_state.background, m_data.mask)
-                                    : 0.0;
-      double const c = std::sqrt(probe_power_for_counts(std::max(0.0, m_power - background), f) / total);
-      scale(m_space, m_state.probe, T(c));
-      scale(m_space, m_state.object, T(1 / c));
-      for (auto& p : powers) p *= c * c;
-    }
-    double const sum = std::accumulate(powers.begin(), powers.end(), 0.0);
-    for (double p : powers) report.mode_power_fractions.push_back(sum > 0 ? p / sum : 0);
-  }
   // Positions move after the epoch (against the newest object, or, with
   // sums the solver collected, each batch's object as it was updated); the
   // batches' tiles follow them.
@@ -324,6 +304,45 @@ EpochReport Reconstruction<T, ExecSpace>::step() {
       (epoch - m_options.background_start) % m_options.background_every == 0) {
     double const counts = m_background->refine(m_space, m_data, m_state, m_sync);
     report.background_fraction = m_power > 0 ? counts / m_power : 0;
+  }
+  // Momentum after the refinements: frames rescaled by intensity
+  // refinement were measured against the solver's own state, not against
+  // one carried on (on clean data refined from epoch 6 of 60 the object
+  // error came out 0.0179 with momentum before the refinements, 0.0132 after
+  // them, 0.0096 without refinement).
+  if (m_momentum) m_momentum->end(m_space, m_state, cost, update_probe);
+  // The probe's constraints last, so that every epoch ends with them
+  // holding: within the support, modes orthogonal and sorted by power, the
+  // power of the counts. (They leave the model's intensities unchanged but
+  // for the support, so the refinements above saw the same model.)
+  if (update_probe) {
+    if (m_options.probe_support > 0) apply_probe_support<T>(m_space, m_state.probe, m_options.probe_support);
+    std::vector<double> powers;
+    if (m_state.modes() > 1) {
+      std::vector<std::complex<double>> mix;
+      powers = orthogonalize_modes<T>(m_space, m_state.probe, &mix, m_mode_mix);
+      m_solver->modes_recombined(m_space, mix);
+      if (m_momentum) m_momentum->modes_recombined(m_space, m_state, m_mode_mix);
+    } else {
+      powers = mode_powers<T>(m_space, m_state.probe);
+    }
+    // Scale ambiguity O c, P / c: hold the probe power at the measured counts
+    // (so |O| ~ 1 where the sample is transparent), rescaling O to match.
+    double const total = std::accumulate(powers.begin(), powers.end(), 0.0);
+    if (m_options.rescale_every > 0 && (epoch + 1) % m_options.rescale_every == 0 && total > 0) {
+      double const f = m_masked_power ? m_masked_power->fraction(m_space, m_state.probe, m_data.mask) : 0;
+      // The probe carries the counts the background does not.
+      double const background = m_state.background.extent(0) > 0
+                                    ? measured_background_counts(m_space, m_state.background, m_data.mask)
+                                    : 0.0;
+      double const c = std::sqrt(probe_power_for_counts(std::max(0.0, m_power - background), f) / total);
+      scale(m_space, m_state.probe, T(c));
+      scale(m_space, m_state.object, T(1 / c));
+      if (m_momentum) m_momentum->rescaled(m_space, m_state, c);
+      for (auto& p : powers) p *= c * c;
+    }
+    double const sum = std::accumulate(powers.begin(), powers.end(), 0.0);
+    for (double p : powers) report.mode_power_fractions.push_back(sum > 0 ? p / sum : 0);
   }
   fence(m_space, "ptyko::Reconstruction::epoch_done");
 

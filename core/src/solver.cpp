@@ -75,13 +75,26 @@ void resolve_solver_defaults(SolverOptions& o, std::size_t frames) {
   // 0.05 is too loose there: 0.13). RAAR's beta < 1 already relaxes, and the
   // bound only slows it, so it stays off there (docs/solvers.md).
   if (o.fourier_relax < 0) o.fourier_relax = o.solver == "dm" ? 0.02 : 0.0;
+  // Momentum: 0.9 (with momentum_gain 0.5) took an aberrated-probe scan's
+  // object error from 0.15 to 0.08 in 200 epochs and the 2-mode test scan's
+  // from 0.045 to 0.033 in 100 (LSQML; docs/solvers.md).
+  if (o.momentum < 0) o.momentum = projection ? 0.0 : 0.9;
+  PTYKO_REQUIRE(o.momentum < 1, "--momentum must be in [0, 1), got ", o.momentum);
+  PTYKO_REQUIRE(!projection || o.momentum == 0, "--momentum is for rpie, epie and lsqml: ", o.solver,
+                " takes none (use --momentum 0, or a descent solver)");
   if (o.probe_update_start < 0) o.probe_update_start = projection ? 2 : 0;
   // Positions are refined once the object has formed: against a blank
   // object every slope is zero and the first epochs' moves are noise.
   if (o.positions_start < 0) o.positions_start = std::max(o.probe_update_start + 1, o.epochs / 5);
-  if (o.intensities_start < 0) o.intensities_start = std::max(o.probe_update_start + 1, o.epochs / 10);
+  // Fluxes and a background are measured against the model: from a tenth
+  // of the run on, but not before epoch 10 unless the run is short. With
+  // momentum the object converges sooner and a refinement from epoch 6 of
+  // 60 left clean data's object error at 0.0132 against 0.0096 unrefined
+  // (0.0100 from epoch 10).
+  int const refinements_start = std::max(o.probe_update_start + 1, std::max(o.epochs / 10, std::min(10, o.epochs / 5)));
+  if (o.intensities_start < 0) o.intensities_start = refinements_start;
   PTYKO_REQUIRE(o.intensities_every >= 1, "--intensities-every must be >= 1, got ", o.intensities_every);
-  if (o.background_start < 0) o.background_start = std::max(o.probe_update_start + 1, o.epochs / 10);
+  if (o.background_start < 0) o.background_start = refinements_start;
   PTYKO_REQUIRE(o.background_every >= 1, "--background-every must be >= 1, got ", o.background_every);
   PTYKO_REQUIRE(o.positions_every >= 1, "--refine-every must be >= 1, got ", o.positions_every);
   PTYKO_REQUIRE(o.positions_step > 0, "--refine-step must be > 0 pixels, got ", o.positions_step);

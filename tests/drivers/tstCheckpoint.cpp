@@ -105,8 +105,12 @@ Outcome run(Communicator const& comm, std::string const& strategy_name, std::str
   out.object = strategy->gather_object(space, rec.state().object);
   out.probe = strategy->probe_on_host(space, rec.state().probe);
   out.cost = rec.state().cost;
+  HostComplex2 object_velocity;  // momentum's (collective)
+  if (!save.empty()) object_velocity = strategy->gather_object(space, rec.state().object_velocity);
   if (!save.empty() && comm.rank() == 0) {
     Checkpoint c;
+    c.object_velocity = object_velocity;
+    c.probe_velocity = strategy->probe_on_host(space, rec.state().probe_velocity);
     c.result.object = out.object;
     c.result.probe = out.probe;
     c.result.positions_px = layout.positions_px;
@@ -163,6 +167,12 @@ TEST(Checkpoint, FileKeepsEverything) {
     c.strategy = "neighbor";
     c.double_precision = true;
     c.input = "/data/scan.cxi";
+    c.object_velocity = HostComplex2("object_velocity", 5, 7);
+    for (std::size_t k = 0; k < c.object_velocity.span(); ++k)
+      c.object_velocity.data()[k] = Complex<double>(0.25 * double(k), 1.0 / 7);
+    c.probe_velocity = HostComplex3("probe_velocity", 2, 4, 4);
+    for (std::size_t k = 0; k < c.probe_velocity.span(); ++k)
+      c.probe_velocity.data()[k] = Complex<double>(-0.5, std::sqrt(double(k)));
     std::string const path = scratch("keep.h5");
     write_checkpoint(path, c);
     EXPECT_TRUE(is_checkpoint(path));
@@ -186,6 +196,10 @@ TEST(Checkpoint, FileKeepsEverything) {
     EXPECT_TRUE(std::isnan(r.result.object_error[0]));
     for (std::size_t k = 0; k < c.result.object.span(); ++k) EXPECT_EQ(r.result.object.data()[k], c.result.object.data()[k]);
     for (std::size_t k = 0; k < c.result.probe.span(); ++k) EXPECT_EQ(r.result.probe.data()[k], c.result.probe.data()[k]);
+    for (std::size_t k = 0; k < c.object_velocity.span(); ++k)
+      EXPECT_EQ(r.object_velocity.data()[k], c.object_velocity.data()[k]);
+    for (std::size_t k = 0; k < c.probe_velocity.span(); ++k)
+      EXPECT_EQ(r.probe_velocity.data()[k], c.probe_velocity.data()[k]);
 
     // Each rank's tile is cut from the whole object.
     Exec space;
@@ -193,6 +207,13 @@ TEST(Checkpoint, FileKeepsEverything) {
     auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), s.object);
     for (int y = 0; y < 3; ++y)
       for (int x = 0; x < 4; ++x) EXPECT_EQ(h(y, x), c.result.object(1 + y, 2 + x));
+    // Momentum's velocity too, as the object.
+    auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), s.object_velocity);
+    ASSERT_EQ(hv.extent(0), 3u);
+    for (int y = 0; y < 3; ++y)
+      for (int x = 0; x < 4; ++x) EXPECT_EQ(hv(y, x), c.object_velocity(1 + y, 2 + x));
+    auto hp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), s.probe_velocity);
+    for (std::size_t k = 0; k < hp.span(); ++k) EXPECT_EQ(hp.data()[k], c.probe_velocity.data()[k]);
     EXPECT_EQ(s.epoch, 3);
     EXPECT_EQ(s.cost, c.result.cost);
     EXPECT_EQ(s.modes(), 2);

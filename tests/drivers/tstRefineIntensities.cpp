@@ -89,7 +89,7 @@ TEST_F(RefineIntensities, TwoRanksAndAResumedRunRefineAsOne) {
   // the same to float rounding).
   Outcome const first = run({"reconstruct", "jitter.cxi", "-o", "part.h5", "--solver", "lsqml", "--epochs", "30",
                              "--modes", "1", "--no-images", "-q", "--error-every", "0", "--refine-intensities",
-                             "--intensities-start", "6"});
+                             "--intensities-start", "10"});
   ASSERT_EQ(first.code, 0) << first.err;
   ResultContents const half = read_result(file("part.h5"));
   ASSERT_EQ(half.relative_flux.size(), one.relative_flux.size());

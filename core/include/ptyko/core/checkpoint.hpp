@@ -17,6 +17,8 @@
 //   /checkpoint/object, probe     complex128 copies, double precision only
 //                                 (single precision: /reconstruction's
 //                                 complex64 arrays hold the values exactly)
+//   /checkpoint/object_velocity,  momentum's velocities (core/momentum.hpp),
+//     probe_velocity              in the run's precision, when it has them
 //
 // The object is stored whole (gathered), so each rank of the resumed run cuts
 // its own tile from it. What is not stored, because it is rebuilt exactly
@@ -48,6 +50,10 @@ struct Checkpoint {
   /// resumed run continues from these, read back into result.object/probe.
   HostComplex2 state_object;
   HostComplex3 state_probe;
+  /// Momentum's velocities (the object's whole, as the object), empty for
+  /// runs without momentum: a resumed run continues them.
+  HostComplex2 object_velocity;
+  HostComplex3 probe_velocity;
 };
 
 /// Writes `path` atomically (temporary file + rename): a reader, or a run

@@ -45,6 +45,8 @@ template <class T, class ExecSpace>
 class IntensityRefiner;
 template <class T, class ExecSpace>
 class BackgroundRefiner;
+template <class T, class ExecSpace>
+class EpochMomentum;
 
 /// Mean diffraction pattern over all ranks' frames (corner-centred D x D, on
 /// the host) and the mean total counts per frame over measured pixels.
@@ -129,6 +131,7 @@ class Reconstruction {
   std::unique_ptr<PositionRefiner<T, ExecSpace>> m_refiner;  ///< made on the first refinement
   std::unique_ptr<IntensityRefiner<T, ExecSpace>> m_intensities;  ///< with refine_intensities
   std::unique_ptr<BackgroundRefiner<T, ExecSpace>> m_background;   ///< with refine_background
+  std::unique_ptr<EpochMomentum<T, ExecSpace>> m_momentum;        ///< with momentum > 0
   ComplexView2<T, typename ExecSpace::memory_space> m_mode_mix;  ///< the modes' recombination, M x M (M > 1)
   double m_power = 0;        ///< measured mean counts per frame
   double m_noise_floor = 0;  ///< counting_noise_floor of the frames' mean pattern

@@ -55,6 +55,11 @@ struct SolverOptions {
   double probe_support = 0; ///< support radius in pixels (0: none)
   bool object_clip = false; ///< clip |O| <= 1 after each update
   int rescale_every = 10;   ///< epochs between object/probe scale normalisations (0: never)
+  /// Momentum across epochs (core/momentum.hpp): the share of the last
+  /// velocity each epoch keeps, in [0, 1) (0: none); < 0: default (0.9 for
+  /// rPIE, ePIE and LSQML; DM and RAAR, not descent methods, take none).
+  double momentum = -1;
+
   int cost_every = 1;       ///< DM/RAAR: epochs between true model-cost evaluations (and the last epoch)
   /// DM/RAAR: power bound of the Fourier projection as PtyPy's
   /// fourier_relax_factor (0: the plain modulus projection); < 0: default

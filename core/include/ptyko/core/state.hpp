@@ -48,6 +48,10 @@ struct State {
   /// frequency at [0][0] like the frames: part of every frame's model
   /// intensity (background refinement). Extent 0: none.
   RealView2<T, memory_space> background;
+  /// Momentum across epochs (momentum.hpp): the velocities of the object
+  /// tile and of the probe modes, shaped as they are. Extent 0: none.
+  ComplexView2<T, memory_space> object_velocity;
+  ComplexView3<T, memory_space> probe_velocity;
   /// Pixel of the global object at the tile's (0, 0).
   int tile_y = 0, tile_x = 0;
   int epoch = 0;                         ///< epochs completed

@@ -452,6 +452,47 @@ double relative_squared_distance(ExecSpace const& space, View const& a, View con
   return sums.imag() > 0 ? sums.real() / sums.imag() : (sums.real() > 0 ? 1.0 : 0.0);
 }
 
+/// Momentum across epochs, in one field per updated field x (an object tile
+/// or the probe modes), element-wise, so that copies of a pixel on several
+/// ranks stay equal. Before an epoch, momentum_begin turns the velocity v
+/// into w = friction v - x; after it, momentum_end forms the new velocity
+/// v = x + w = (the epoch's own update) + friction v and, when `step`, moves
+/// x <- x + gain v (with limit > 0, |x| clipped to limit: --object-clip),
+/// else keeps `keep` v. Non-blocking.
+template <class ExecSpace, class View, class T>
+void momentum_begin(ExecSpace const& space, View const& x, View const& velocity, T friction) {
+  PTYKO_ASSERT(x.span() == velocity.span() && x.span_is_contiguous() && velocity.span_is_contiguous(),
+               "momentum_begin: two contiguous Views of one size");
+  auto const* px = x.data();
+  auto* pv = velocity.data();
+  Kokkos::parallel_for(
+      "ptyko::momentum_begin", Kokkos::RangePolicy<ExecSpace>(space, 0, x.span()),
+      KOKKOS_LAMBDA(std::size_t k) { pv[k] = friction * pv[k] - px[k]; });
+}
+
+template <class ExecSpace, class View, class T>
+void momentum_end(ExecSpace const& space, View const& x, View const& velocity, bool step, T gain, T limit, T keep) {
+  PTYKO_ASSERT(x.span() == velocity.span() && x.span_is_contiguous() && velocity.span_is_contiguous(),
+               "momentum_end: two contiguous Views of one size");
+  auto* px = x.data();
+  auto* pv = velocity.data();
+  Kokkos::parallel_for(
+      "ptyko::momentum_end", Kokkos::RangePolicy<ExecSpace>(space, 0, x.span()), KOKKOS_LAMBDA(std::size_t k) {
+        auto const v = px[k] + pv[k];
+        if (!step) {
+          pv[k] = keep * v;
+          return;
+        }
+        pv[k] = v;
+        auto y = px[k] + gain * v;
+        if (limit > T(0)) {
+          T const a = math::sqrt(math::norm2(y));
+          if (a > limit) y *= limit / a;
+        }
+        px[k] = y;
+      });
+}
+
 /// Multiplies every element of a complex View by a real scalar. Non-blocking.
 template <class ExecSpace, class View, class T>
 void scale(ExecSpace const& space, View const& v, T factor) {

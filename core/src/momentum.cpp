@@ -1,0 +1,67 @@
+#include <ptyko/core/momentum.hpp>
+#include <ptyko/kernels/error.hpp>
+#include <ptyko/kernels/modes.hpp>
+#include <ptyko/kernels/update.hpp>
+
+#include <cmath>
+
+namespace ptyko {
+
+template <class T, class ExecSpace>
+EpochMomentum<T, ExecSpace>::EpochMomentum(ExecSpace const& space, State<T, ExecSpace>& state, double friction,
+                                           bool clip)
+    : m_friction(friction), m_clip(clip) {
+  PTYKO_ASSERT(friction > 0 && friction < 1, "momentum friction ", friction, " outside (0, 1)");
+  if (state.object_velocity.extent(0) != state.object.extent(0) ||
+      state.object_velocity.extent(1) != state.object.extent(1))
+    state.object_velocity = ComplexView2<T, Mem>(Kokkos::view_alloc(space, "ptyko::State::object_velocity"),
+                                                 state.object.extent(0), state.object.extent(1));
+  if (state.probe_velocity.span() != state.probe.span())
+    state.probe_velocity = ComplexView3<T, Mem>(Kokkos::view_alloc(space, "ptyko::State::probe_velocity"),
+                                                state.probe.extent(0), state.probe.extent(1), state.probe.extent(2));
+}
+
+template <class T, class ExecSpace>
+void EpochMomentum<T, ExecSpace>::begin(ExecSpace const& space, State<T, ExecSpace>& state) const {
+  momentum_begin(space, state.object, state.object_velocity, T(m_friction));
+  momentum_begin(space, state.probe, state.probe_velocity, T(m_friction));
+}
+
+template <class T, class ExecSpace>
+bool EpochMomentum<T, ExecSpace>::end(ExecSpace const& space, State<T, ExecSpace>& state, double cost,
+                                      bool probe_updated) const {
+  auto const& history = state.cost;  // the epochs before this one
+  std::size_t const n = history.size();
+  double const previous_cost = n >= 1 ? history[n - 1] : std::nan(""), before = n >= 2 ? history[n - 2] : std::nan("");
+  // As tike: no step while the cost has risen twice in a row. An epoch
+  // after a step often costs a little more than the one before (the step
+  // overshoots along directions the next epoch corrects); stepping only
+  // after falling costs halved the gain on aberrated probes. The run's
+  // first epoch (no cost before it) only sets the velocity.
+  bool const first = !std::isfinite(previous_cost);
+  bool const step = !first && std::isfinite(cost) && !(before <= previous_cost && previous_cost <= cost);
+  T const gain = T(momentum_gain), keep = T(first ? 1.0 : 0.5);
+  momentum_end(space, state.object, state.object_velocity, step, gain, T(m_clip ? 1 : 0), keep);
+  // A probe the epoch left alone has no update of its own: it does not
+  // move, and its velocity (now friction v) is kept as it was.
+  momentum_end(space, state.probe, state.probe_velocity, step && probe_updated, gain, T(0),
+               probe_updated ? keep : T(1 / m_friction));
+  return step;
+}
+
+template <class T, class ExecSpace>
+void EpochMomentum<T, ExecSpace>::modes_recombined(ExecSpace const& space, State<T, ExecSpace>& state,
+                                                   ComplexView2<T, Mem> const& mix) const {
+  mix_modes<T>(space, as_one_frame(state.probe_velocity), mix);
+}
+
+template <class T, class ExecSpace>
+void EpochMomentum<T, ExecSpace>::rescaled(ExecSpace const& space, State<T, ExecSpace>& state, double c) const {
+  scale(space, state.object_velocity, T(1 / c));
+  scale(space, state.probe_velocity, T(c));
+}
+
+template class EpochMomentum<float, Kokkos::DefaultExecutionSpace>;
+template class EpochMomentum<double, Kokkos::DefaultExecutionSpace>;
+
+}  // namespace ptyko

@@ -1,0 +1,180 @@
+// Momentum across epochs (core/momentum.hpp): the velocity and step it
+// takes, element by element; no step while the cost rose twice running; a
+// probe the epoch left alone neither moves nor loses its velocity; the
+// velocity follows a recombination of the modes and a rescaling of object
+// and probe; --object-clip holds after the step.
+#include <ptyko/core/momentum.hpp>
+#include <ptyko/core/probe_modes.hpp>
+
+#include <test_utils.hpp>
+
+#include <gtest/gtest.h>
+
+#include <complex>
+#include <vector>
+
+namespace {
+
+using namespace ptyko;
+using test::ExecSpace;
+using test::MemSpace;
+using C = std::complex<double>;
+using St = State<double, ExecSpace>;
+
+constexpr double friction = 0.9;
+
+C host_value(Complex<double> v) { return {v.real(), v.imag()}; }
+
+template <class View>
+std::vector<C> values(View const& v) {
+  auto const h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);  // device -> host
+  std::vector<C> out;
+  for (std::size_t k = 0; k < h.span(); ++k) out.push_back(host_value(h.data()[k]));
+  return out;
+}
+
+template <class View>
+void fill(View const& v, std::vector<C> const& x) {
+  auto h = Kokkos::create_mirror_view(v);
+  ASSERT_EQ(h.span(), x.size());
+  for (std::size_t k = 0; k < x.size(); ++k) h.data()[k] = Complex<double>(x[k].real(), x[k].imag());
+  Kokkos::deep_copy(v, h);  // host -> device
+}
+
+/// A 1 x 3 object and a 1 x 1 x 2 probe with the given values.
+St small_state(std::vector<C> const& object, std::vector<C> const& probe) {
+  St s;
+  s.object = ComplexView2<double, MemSpace>("object", 1, 3);
+  s.probe = ComplexView3<double, MemSpace>("probe", 1, 1, 2);
+  fill(s.object, object);
+  fill(s.probe, probe);
+  return s;
+}
+
+void expect_values(std::vector<C> const& got, std::vector<C> const& want, char const* what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (std::size_t k = 0; k < got.size(); ++k) EXPECT_LT(std::abs(got[k] - want[k]), 1e-12) << what << " " << k;
+}
+
+// Two epochs by hand: the velocity is the epoch's update plus friction times
+// the last velocity, and from the second epoch on the fields move on by
+// momentum_gain of it.
+TEST(Momentum, VelocityAndStep) {
+  ExecSpace space;
+  std::vector<C> const o0{{1, 0}, {0.5, 0.5}, {-1, 2}}, p0{{2, 1}, {0, -1}};
+  St s = small_state(o0, p0);
+  EpochMomentum<double, ExecSpace> momentum(space, s, friction, false);
+  expect_values(values(s.object_velocity), {0, 0, 0}, "velocity starts at zero");
+  // Epoch 1: the solver moves the object by d1 and the probe by e1.
+  std::vector<C> const d1{{0.1, 0}, {0, -0.2}, {0.3, 0.3}}, e1{{-0.5, 0}, {0, 0.25}};
+  momentum.begin(space, s);
+  std::vector<C> o1, p1;
+  for (int k = 0; k < 3; ++k) o1.push_back(o0[k] + d1[k]);
+  for (int k = 0; k < 2; ++k) p1.push_back(p0[k] + e1[k]);
+  fill(s.object, o1);
+  fill(s.probe, p1);
+  EXPECT_FALSE(momentum.end(space, s, 100.0, true));  // the run's first epoch only sets the velocity
+  s.cost.push_back(100.0);
+  expect_values(values(s.object), o1, "object after epoch 1");
+  expect_values(values(s.probe), p1, "probe after epoch 1");
+  expect_values(values(s.object_velocity), d1, "object velocity after epoch 1");
+  expect_values(values(s.probe_velocity), e1, "probe velocity after epoch 1");
+  // Epoch 2: another update d2; the velocity keeps 0.9 of d1.
+  std::vector<C> const d2{{0, 0.1}, {0.2, 0}, {-0.1, 0}};
+  momentum.begin(space, s);
+  std::vector<C> o2;
+  for (int k = 0; k < 3; ++k) o2.push_back(o1[k] + d2[k]);
+  fill(s.object, o2);
+  EXPECT_TRUE(momentum.end(space, s, 90.0, true));
+  std::vector<C> v2, o2m;
+  for (int k = 0; k < 3; ++k) v2.push_back(d2[k] + friction * d1[k]);
+  for (int k = 0; k < 3; ++k) o2m.push_back(o2[k] + momentum_gain * v2[k]);
+  expect_values(values(s.object_velocity), v2, "object velocity after epoch 2");
+  expect_values(values(s.object), o2m, "object after epoch 2");
+  // The probe was not changed in epoch 2 but was updated: its velocity is
+  // 0.9 e1 and it moved by half of that.
+  std::vector<C> p2m;
+  for (int k = 0; k < 2; ++k) p2m.push_back(p1[k] + momentum_gain * friction * e1[k]);
+  expect_values(values(s.probe), p2m, "probe after epoch 2");
+}
+
+// The cost rose in this epoch and the one before: no step, the velocity is
+// halved (this epoch's update included); a probe the epoch did not update
+// keeps its place and its velocity.
+TEST(Momentum, NoStepWhileTheCostRisesAndNoneForAProbeLeftAlone) {
+  ExecSpace space;
+  std::vector<C> const o0{{1, 0}, {1, 0}, {1, 0}}, p0{{1, 1}, {1, -1}};
+  St s = small_state(o0, p0);
+  EpochMomentum<double, ExecSpace> momentum(space, s, friction, false);
+  fill(s.object_velocity, {{0.2, 0}, {0, 0.2}, {0, 0}});
+  fill(s.probe_velocity, {{0.1, 0}, {0, 0.1}});
+  s.cost = {50.0, 60.0};
+  momentum.begin(space, s);
+  std::vector<C> const o1{{1.1, 0}, {1, 0}, {1, 0}};
+  fill(s.object, o1);
+  EXPECT_FALSE(momentum.end(space, s, 70.0, false));
+  expect_values(values(s.object), o1, "no step");
+  expect_values(values(s.object_velocity), {{0.5 * (0.1 + 0.18), 0}, {0, 0.5 * 0.18}, {0, 0}}, "halved");
+  expect_values(values(s.probe), p0, "probe left alone");
+  expect_values(values(s.probe_velocity), {{0.1, 0}, {0, 0.1}}, "probe velocity kept");
+  // A fall after one rise steps again; the probe, still not updated, stays.
+  s.cost = {60.0, 70.0};
+  momentum.begin(space, s);
+  EXPECT_TRUE(momentum.end(space, s, 65.0, false));
+  expect_values(values(s.probe), p0, "probe left alone again");
+  std::vector<C> const v = values(s.object_velocity);
+  EXPECT_LT(std::abs(v[0] - C(friction * 0.14, 0)), 1e-12);
+  expect_values(values(s.object), {o1[0] + momentum_gain * v[0], {1, momentum_gain * v[1].imag()}, {1, 0}},
+                "stepped");
+}
+
+// With --object-clip the step cannot push |O| above 1.
+TEST(Momentum, ObjectClipHoldsAfterTheStep) {
+  ExecSpace space;
+  St s = small_state({{0.9, 0}, {0, 0.5}, {0.6, 0}}, {{1, 0}, {1, 0}});
+  EpochMomentum<double, ExecSpace> momentum(space, s, friction, true);
+  s.cost = {20.0};
+  momentum.begin(space, s);
+  fill(s.object, {{0.99, 0}, {0, 0.6}, {0.5, 0}});
+  EXPECT_TRUE(momentum.end(space, s, 10.0, true));
+  auto const o = values(s.object);
+  EXPECT_NEAR(std::abs(o[0]), 1.0, 1e-12);  // 0.99 + 0.045 clipped
+  EXPECT_NEAR(o[1].imag(), 0.65, 1e-12);
+  EXPECT_NEAR(o[2].real(), 0.45, 1e-12);
+}
+
+// Orthogonalising the modes recombines them (new mode k = sum_m V(m, k) old
+// mode m); the velocity must be recombined alike, or the next epoch's
+// momentum pushes each new mode along an old one's velocity. A velocity
+// proportional to the modes stays proportional to them. Rescaling object
+// by 1 / c and probe by c scales their velocities alike.
+TEST(Momentum, VelocityFollowsTheModesAndTheScale) {
+  ExecSpace space;
+  int const M = 3, D = 4;
+  St s;
+  s.object = ComplexView2<double, MemSpace>("object", 2, 2);
+  s.probe = ComplexView3<double, MemSpace>("probe", M, D, D);
+  std::vector<C> p;
+  for (int m = 0; m < M; ++m)
+    for (int k = 0; k < D * D; ++k)
+      p.emplace_back(std::cos(0.7 * k + m) + (m == 2 ? 0.5 : 0.0), std::sin(0.3 * k * (m + 1)) / (m + 1));
+  fill(s.probe, p);
+  EpochMomentum<double, ExecSpace> momentum(space, s, friction, false);
+  C const a(0.3, -0.2);
+  std::vector<C> v;
+  for (C x : p) v.push_back(a * x);
+  fill(s.probe_velocity, v);
+  fill(s.object_velocity, {{1, 0}, {0, 1}, {2, 0}, {0, 2}});
+  ComplexView2<double, MemSpace> mix("mix", M, M);
+  orthogonalize_modes<double>(space, s.probe, nullptr, mix);
+  momentum.modes_recombined(space, s, mix);
+  std::vector<C> want;
+  for (C x : values(s.probe)) want.push_back(a * x);
+  expect_values(values(s.probe_velocity), want, "velocity of the recombined modes");
+  momentum.rescaled(space, s, 2.0);
+  for (C& x : want) x *= 2.0;
+  expect_values(values(s.probe_velocity), want, "probe velocity rescaled");
+  expect_values(values(s.object_velocity), {{0.5, 0}, {0, 0.5}, {1, 0}, {0, 1}}, "object velocity rescaled");
+}
+
+}  // namespace
