@@ -27,7 +27,8 @@
 // the Fourier error of its projection) and with the default ("dm/cost_every:1").
 //
 //   epoch_bench [--frames N] [--detector D] [--modes M] [--epochs K] [--batch B]
-//               [--all-solvers] [--solvers lsqml,rpie,dm,dm/cost_every:1,dm/overlap_passes:2,raar,epie]
+//               [--all-solvers] [--solvers lsqml,rpie,dm,dm/cost_every:1,dm/overlap_passes:2,raar,epie,
+//                                          lsqml/momentum:0,rpie/momentum:0]
 //               [--dataset FILE.cxi] [--timer auto|wall|cpu] [--markdown] [--breakdown]
 //               [Google Benchmark flags]
 //   --batch       positions per batch (rPIE/LSQML) or per chunk (DM/RAAR);
@@ -70,12 +71,14 @@ struct Variant {
   std::string label, solver;
   int cost_every = 1;
   int overlap_passes = 1;  ///< DM/RAAR
+  double momentum = -1;    ///< SolverOptions::momentum; < 0: the solver's default
 };
 
 SolverOptions options_of(Variant const& v) {
   auto opts = bench_options(v.solver, g_config.modes, v.cost_every);
   opts.batch_size = g_config.batch;
   opts.overlap_passes = v.overlap_passes;
+  opts.momentum = v.momentum;
   return opts;
 }
 
@@ -126,7 +129,9 @@ std::vector<Variant> variants() {
   std::vector<Variant> const more{
       {"dm/overlap_passes:2", "dm", 0, 2},  // DM's default before docs/performance.md item 56
       {"raar", "raar", 0},
-      {"epie", "epie", 1}};
+      {"epie", "epie", 1},
+      {"lsqml/momentum:0", "lsqml", 1, 1, 0.0},  // without momentum (docs/performance.md item 80)
+      {"rpie/momentum:0", "rpie", 1, 1, 0.0}};
   if (g_config.all_solvers || !g_config.only.empty()) v.insert(v.end(), more.begin(), more.end());
   if (!g_config.only.empty()) {
     std::vector<Variant> keep;

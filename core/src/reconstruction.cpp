@@ -310,7 +310,7 @@ EpochReport Reconstruction<T, ExecSpace>::step() {
   // one carried on (on clean data refined from epoch 6 of 60 the object
   // error came out 0.0179 with momentum before the refinements, 0.0132 after
   // them, 0.0096 without refinement).
-  if (m_momentum) m_momentum->end(m_space, m_state, cost, update_probe);
+  if (m_momentum) m_momentum->end(m_space, m_state, cost, m_noise_floor, update_probe);
   // The probe's constraints last, so that every epoch ends with them
   // holding: within the support, modes orthogonal and sorted by power, the
   // power of the counts. (They leave the model's intensities unchanged but

@@ -77,7 +77,7 @@ void resolve_solver_defaults(SolverOptions& o, std::size_t frames) {
   if (o.fourier_relax < 0) o.fourier_relax = o.solver == "dm" ? 0.02 : 0.0;
   // Momentum: 0.9 (with momentum_gain 0.5) took an aberrated-probe scan's
   // object error from 0.15 to 0.08 in 200 epochs and the 2-mode test scan's
-  // from 0.045 to 0.033 in 100 (LSQML; docs/solvers.md).
+  // from 0.108 to 0.085 in 25 (LSQML; docs/solvers.md).
   if (o.momentum < 0) o.momentum = projection ? 0.0 : 0.9;
   PTYKO_REQUIRE(o.momentum < 1, "--momentum must be in [0, 1), got ", o.momentum);
   PTYKO_REQUIRE(!projection || o.momentum == 0, "--momentum is for rpie, epie and lsqml: ", o.solver,

@@ -22,6 +22,7 @@ using C = std::complex<double>;
 using St = State<double, ExecSpace>;
 
 constexpr double friction = 0.9;
+constexpr double no_floor = 0;  ///< the counting-noise floor unknown: no limit
 
 C host_value(Complex<double> v) { return {v.real(), v.imag()}; }
 
@@ -56,8 +57,9 @@ void expect_values(std::vector<C> const& got, std::vector<C> const& want, char c
   for (std::size_t k = 0; k < got.size(); ++k) EXPECT_LT(std::abs(got[k] - want[k]), 1e-12) << what << " " << k;
 }
 
-// Two epochs by hand: the velocity is the epoch's update plus friction times
-// the last velocity, and from the second epoch on the fields move on by
+// Three epochs by hand: the first, which forms the object from its blank
+// start, is not carried on; then the velocity is the epoch's update plus
+// friction times the last velocity, and the fields move on by
 // momentum_gain of it.
 TEST(Momentum, VelocityAndStep) {
   ExecSpace space;
@@ -65,37 +67,45 @@ TEST(Momentum, VelocityAndStep) {
   St s = small_state(o0, p0);
   EpochMomentum<double, ExecSpace> momentum(space, s, friction, false);
   expect_values(values(s.object_velocity), {0, 0, 0}, "velocity starts at zero");
-  // Epoch 1: the solver moves the object by d1 and the probe by e1.
+  auto const plus = [](std::vector<C> a, std::vector<C> const& b, double f = 1) {
+    for (std::size_t k = 0; k < a.size(); ++k) a[k] += f * b[k];
+    return a;
+  };
+  // Epoch 1: the solver moves the object by d0: no step, no velocity.
+  std::vector<C> const d0{{0.5, 0}, {0.5, 0}, {0, -1}};
+  momentum.begin(space, s);
+  std::vector<C> const o1 = plus(o0, d0);
+  fill(s.object, o1);
+  EXPECT_FALSE(momentum.end(space, s, 200.0, no_floor, true));
+  s.cost.push_back(200.0);
+  expect_values(values(s.object), o1, "object after epoch 1");
+  expect_values(values(s.object_velocity), {0, 0, 0}, "object velocity after epoch 1");
+  expect_values(values(s.probe_velocity), {0, 0}, "probe velocity after epoch 1");
+  // Epoch 2: the object moves by d1 and the probe by e1; both step.
   std::vector<C> const d1{{0.1, 0}, {0, -0.2}, {0.3, 0.3}}, e1{{-0.5, 0}, {0, 0.25}};
   momentum.begin(space, s);
-  std::vector<C> o1, p1;
-  for (int k = 0; k < 3; ++k) o1.push_back(o0[k] + d1[k]);
-  for (int k = 0; k < 2; ++k) p1.push_back(p0[k] + e1[k]);
-  fill(s.object, o1);
-  fill(s.probe, p1);
-  EXPECT_FALSE(momentum.end(space, s, 100.0, true));  // the run's first epoch only sets the velocity
+  std::vector<C> const o2 = plus(o1, d1), p2 = plus(p0, e1);
+  fill(s.object, o2);
+  fill(s.probe, p2);
+  EXPECT_TRUE(momentum.end(space, s, 100.0, no_floor, true));
   s.cost.push_back(100.0);
-  expect_values(values(s.object), o1, "object after epoch 1");
-  expect_values(values(s.probe), p1, "probe after epoch 1");
-  expect_values(values(s.object_velocity), d1, "object velocity after epoch 1");
-  expect_values(values(s.probe_velocity), e1, "probe velocity after epoch 1");
-  // Epoch 2: another update d2; the velocity keeps 0.9 of d1.
+  std::vector<C> const o2m = plus(o2, d1, momentum_gain), p2m = plus(p2, e1, momentum_gain);
+  expect_values(values(s.object), o2m, "object after epoch 2");
+  expect_values(values(s.probe), p2m, "probe after epoch 2");
+  expect_values(values(s.object_velocity), d1, "object velocity after epoch 2");
+  expect_values(values(s.probe_velocity), e1, "probe velocity after epoch 2");
+  // Epoch 3: another update d2; the velocity keeps 0.9 of d1.
   std::vector<C> const d2{{0, 0.1}, {0.2, 0}, {-0.1, 0}};
   momentum.begin(space, s);
-  std::vector<C> o2;
-  for (int k = 0; k < 3; ++k) o2.push_back(o1[k] + d2[k]);
-  fill(s.object, o2);
-  EXPECT_TRUE(momentum.end(space, s, 90.0, true));
-  std::vector<C> v2, o2m;
-  for (int k = 0; k < 3; ++k) v2.push_back(d2[k] + friction * d1[k]);
-  for (int k = 0; k < 3; ++k) o2m.push_back(o2[k] + momentum_gain * v2[k]);
-  expect_values(values(s.object_velocity), v2, "object velocity after epoch 2");
-  expect_values(values(s.object), o2m, "object after epoch 2");
-  // The probe was not changed in epoch 2 but was updated: its velocity is
+  std::vector<C> const o3 = plus(o2m, d2);
+  fill(s.object, o3);
+  EXPECT_TRUE(momentum.end(space, s, 90.0, no_floor, true));
+  std::vector<C> const v3 = plus(d2, d1, friction);
+  expect_values(values(s.object_velocity), v3, "object velocity after epoch 3");
+  expect_values(values(s.object), plus(o3, v3, momentum_gain), "object after epoch 3");
+  // The probe was updated in epoch 3 but did not change: its velocity is
   // 0.9 e1 and it moved by half of that.
-  std::vector<C> p2m;
-  for (int k = 0; k < 2; ++k) p2m.push_back(p1[k] + momentum_gain * friction * e1[k]);
-  expect_values(values(s.probe), p2m, "probe after epoch 2");
+  expect_values(values(s.probe), plus(p2m, e1, momentum_gain * friction), "probe after epoch 3");
 }
 
 // The cost rose in this epoch and the one before: no step, the velocity is
@@ -112,7 +122,7 @@ TEST(Momentum, NoStepWhileTheCostRisesAndNoneForAProbeLeftAlone) {
   momentum.begin(space, s);
   std::vector<C> const o1{{1.1, 0}, {1, 0}, {1, 0}};
   fill(s.object, o1);
-  EXPECT_FALSE(momentum.end(space, s, 70.0, false));
+  EXPECT_FALSE(momentum.end(space, s, 70.0, no_floor, false));
   expect_values(values(s.object), o1, "no step");
   expect_values(values(s.object_velocity), {{0.5 * (0.1 + 0.18), 0}, {0, 0.5 * 0.18}, {0, 0}}, "halved");
   expect_values(values(s.probe), p0, "probe left alone");
@@ -120,12 +130,31 @@ TEST(Momentum, NoStepWhileTheCostRisesAndNoneForAProbeLeftAlone) {
   // A fall after one rise steps again; the probe, still not updated, stays.
   s.cost = {60.0, 70.0};
   momentum.begin(space, s);
-  EXPECT_TRUE(momentum.end(space, s, 65.0, false));
+  EXPECT_TRUE(momentum.end(space, s, 65.0, no_floor, false));
   expect_values(values(s.probe), p0, "probe left alone again");
   std::vector<C> const v = values(s.object_velocity);
   EXPECT_LT(std::abs(v[0] - C(friction * 0.14, 0)), 1e-12);
   expect_values(values(s.object), {o1[0] + momentum_gain * v[0], {1, momentum_gain * v[1].imag()}, {1, 0}},
                 "stepped");
+}
+
+// Down to about the counting noise (below momentum_noise_limit times the
+// floor) the epochs' updates are mostly noise: no step, the velocity halved.
+TEST(Momentum, NoStepOnceTheFramesAreExplainedToTheirNoise) {
+  ExecSpace space;
+  std::vector<C> const o0{{1, 0}, {1, 0}, {1, 0}};
+  St s = small_state(o0, {{1, 0}, {1, 0}});
+  EpochMomentum<double, ExecSpace> momentum(space, s, friction, false);
+  fill(s.object_velocity, {{0.2, 0}, {0, 0}, {0, 0}});
+  s.cost = {120.0, 110.0};
+  double const floor = 100.0 / momentum_noise_limit;
+  momentum.begin(space, s);
+  EXPECT_FALSE(momentum.end(space, s, 99.0, floor, true));  // falling, but explained
+  expect_values(values(s.object), o0, "no step");
+  expect_values(values(s.object_velocity), {{0.09, 0}, {0, 0}, {0, 0}}, "halved");
+  momentum.begin(space, s);
+  EXPECT_TRUE(momentum.end(space, s, 101.0, floor, true));  // above the limit: steps
+  expect_values(values(s.object), {{1 + momentum_gain * 0.081, 0}, {1, 0}, {1, 0}}, "stepped");
 }
 
 // With --object-clip the step cannot push |O| above 1.
@@ -136,7 +165,7 @@ TEST(Momentum, ObjectClipHoldsAfterTheStep) {
   s.cost = {20.0};
   momentum.begin(space, s);
   fill(s.object, {{0.99, 0}, {0, 0.6}, {0.5, 0}});
-  EXPECT_TRUE(momentum.end(space, s, 10.0, true));
+  EXPECT_TRUE(momentum.end(space, s, 10.0, no_floor, true));
   auto const o = values(s.object);
   EXPECT_NEAR(std::abs(o[0]), 1.0, 1e-12);  // 0.99 + 0.045 clipped
   EXPECT_NEAR(o[1].imag(), 0.65, 1e-12);

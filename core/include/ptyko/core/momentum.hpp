@@ -8,7 +8,9 @@
 // for hundreds of epochs; with momentum they get there in tens
 // (docs/solvers.md). As in tike, no step is taken while the cost has risen
 // in two epochs running (the cost is global, so every rank decides alike):
-// the velocity is halved and nothing moves, which ends an overshoot.
+// the velocity is halved and nothing moves, which ends an overshoot. Nor
+// once the cost is down to the counting noise, where momentum would carry
+// the noise on.
 //
 // The velocities live in the State (a checkpoint keeps them, so a resumed
 // run continues exactly); between the epoch's start and end each holds
@@ -24,6 +26,11 @@ namespace ptyko {
 /// to 0.08 in 200 epochs and never slowed the test scans (docs/solvers.md).
 inline constexpr double momentum_gain = 0.5;
 
+/// No step once the cost per frame is below this many times the counting-
+/// noise floor (noise_floor.hpp): the model then explains the frames to
+/// their noise, and carrying the epochs' updates on fits the noise.
+inline constexpr double momentum_noise_limit = 1.1;
+
 template <class T, class ExecSpace>
 class EpochMomentum {
  public:
@@ -36,10 +43,13 @@ class EpochMomentum {
   void begin(ExecSpace const& space, State<T, ExecSpace>& state) const;
   /// After the epoch and the strategy's end of epoch (every copy of a pixel
   /// and the probe agreed), before `cost` joins state.cost: steps unless
-  /// the cost rose in this epoch and the one before, or this is the run's
-  /// first epoch, the probe only when this epoch updated it. Returns
-  /// whether it stepped. Non-blocking.
-  bool end(ExecSpace const& space, State<T, ExecSpace>& state, double cost, bool probe_updated) const;
+  /// the cost rose in this epoch and the one before or is below
+  /// momentum_noise_limit times `noise_floor` (the counting-noise cost per
+  /// frame; 0: unknown), the probe only when this epoch updated it; after
+  /// the run's first epoch the velocity starts at zero. Returns whether it
+  /// stepped. Non-blocking.
+  bool end(ExecSpace const& space, State<T, ExecSpace>& state, double cost, double noise_floor,
+           bool probe_updated) const;
   /// The modes were recombined by `mix` (orthogonalize_modes' V on the
   /// device): the velocity follows them. Non-blocking.
   void modes_recombined(ExecSpace const& space, State<T, ExecSpace>& state,
