@@ -266,7 +266,7 @@ EpochReport Reconstruction<T, ExecSpace>::step() {
     m_refiner = std::make_unique<PositionRefiner<T, ExecSpace>>(m_space, m_data, m_state.modes(), m_options);
   if (collected) m_solver->collect_position_sums(m_refiner->sums());
 
-  if (m_momentum) m_momentum->begin(m_space, m_state);
+  if (m_momentum) m_momentum->begin(m_space, m_state, m_noise_floor);
   double cost = m_solver->epoch(m_space, m_data, m_state, batches, m_sync, update_probe);
   if (collected) m_solver->collect_position_sums({});
   cost = m_sync.sum(cost) / double(m_data.global_frames);

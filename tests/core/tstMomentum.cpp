@@ -73,7 +73,7 @@ TEST(Momentum, VelocityAndStep) {
   };
   // Epoch 1: the solver moves the object by d0: no step, no velocity.
   std::vector<C> const d0{{0.5, 0}, {0.5, 0}, {0, -1}};
-  momentum.begin(space, s);
+  momentum.begin(space, s, no_floor);
   std::vector<C> const o1 = plus(o0, d0);
   fill(s.object, o1);
   EXPECT_FALSE(momentum.end(space, s, 200.0, no_floor, true));
@@ -83,7 +83,7 @@ TEST(Momentum, VelocityAndStep) {
   expect_values(values(s.probe_velocity), {0, 0}, "probe velocity after epoch 1");
   // Epoch 2: the object moves by d1 and the probe by e1; both step.
   std::vector<C> const d1{{0.1, 0}, {0, -0.2}, {0.3, 0.3}}, e1{{-0.5, 0}, {0, 0.25}};
-  momentum.begin(space, s);
+  momentum.begin(space, s, no_floor);
   std::vector<C> const o2 = plus(o1, d1), p2 = plus(p0, e1);
   fill(s.object, o2);
   fill(s.probe, p2);
@@ -96,7 +96,7 @@ TEST(Momentum, VelocityAndStep) {
   expect_values(values(s.probe_velocity), e1, "probe velocity after epoch 2");
   // Epoch 3: another update d2; the velocity keeps 0.9 of d1.
   std::vector<C> const d2{{0, 0.1}, {0.2, 0}, {-0.1, 0}};
-  momentum.begin(space, s);
+  momentum.begin(space, s, no_floor);
   std::vector<C> const o3 = plus(o2m, d2);
   fill(s.object, o3);
   EXPECT_TRUE(momentum.end(space, s, 90.0, no_floor, true));
@@ -119,7 +119,7 @@ TEST(Momentum, NoStepWhileTheCostRisesAndNoneForAProbeLeftAlone) {
   fill(s.object_velocity, {{0.2, 0}, {0, 0.2}, {0, 0}});
   fill(s.probe_velocity, {{0.1, 0}, {0, 0.1}});
   s.cost = {50.0, 60.0};
-  momentum.begin(space, s);
+  momentum.begin(space, s, no_floor);
   std::vector<C> const o1{{1.1, 0}, {1, 0}, {1, 0}};
   fill(s.object, o1);
   EXPECT_FALSE(momentum.end(space, s, 70.0, no_floor, false));
@@ -129,7 +129,7 @@ TEST(Momentum, NoStepWhileTheCostRisesAndNoneForAProbeLeftAlone) {
   expect_values(values(s.probe_velocity), {{0.1, 0}, {0, 0.1}}, "probe velocity kept");
   // A fall after one rise steps again; the probe, still not updated, stays.
   s.cost = {60.0, 70.0};
-  momentum.begin(space, s);
+  momentum.begin(space, s, no_floor);
   EXPECT_TRUE(momentum.end(space, s, 65.0, no_floor, false));
   expect_values(values(s.probe), p0, "probe left alone again");
   std::vector<C> const v = values(s.object_velocity);
@@ -139,7 +139,9 @@ TEST(Momentum, NoStepWhileTheCostRisesAndNoneForAProbeLeftAlone) {
 }
 
 // Down to about the counting noise (below momentum_noise_limit times the
-// floor) the epochs' updates are mostly noise: no step, the velocity halved.
+// floor) the epochs' updates are mostly noise: no step, the velocities
+// zero, and no passes while the costs stay there; above it again, the
+// velocity starts afresh.
 TEST(Momentum, NoStepOnceTheFramesAreExplainedToTheirNoise) {
   ExecSpace space;
   std::vector<C> const o0{{1, 0}, {1, 0}, {1, 0}};
@@ -148,13 +150,35 @@ TEST(Momentum, NoStepOnceTheFramesAreExplainedToTheirNoise) {
   fill(s.object_velocity, {{0.2, 0}, {0, 0}, {0, 0}});
   s.cost = {120.0, 110.0};
   double const floor = 100.0 / momentum_noise_limit;
-  momentum.begin(space, s);
+  momentum.begin(space, s, floor);
+  std::vector<C> const o1{{1, 0.1}, {1, 0}, {1, 0}};
+  fill(s.object, o1);
   EXPECT_FALSE(momentum.end(space, s, 99.0, floor, true));  // falling, but explained
-  expect_values(values(s.object), o0, "no step");
-  expect_values(values(s.object_velocity), {{0.09, 0}, {0, 0}, {0, 0}}, "halved");
-  momentum.begin(space, s);
-  EXPECT_TRUE(momentum.end(space, s, 101.0, floor, true));  // above the limit: steps
-  expect_values(values(s.object), {{1 + momentum_gain * 0.081, 0}, {1, 0}, {1, 0}}, "stepped");
+  s.cost.push_back(99.0);
+  expect_values(values(s.object), o1, "no step");
+  expect_values(values(s.object_velocity), {0, 0, 0}, "velocity zero");
+  // Still explained: no pass over the fields at all.
+  fill(s.object_velocity, {{7, 0}, {0, 0}, {0, 0}});  // a marker only a pass would change
+  momentum.begin(space, s, floor);
+  EXPECT_FALSE(momentum.end(space, s, 98.0, floor, true));
+  s.cost.push_back(98.0);
+  expect_values(values(s.object), o1, "idle");
+  expect_values(values(s.object_velocity), {{7, 0}, {0, 0}, {0, 0}}, "untouched");
+  fill(s.object_velocity, {0, 0, 0});
+  // The cost rises above the limit (say after a refinement): no pass was
+  // made at its start either; the next epoch steps from a fresh velocity.
+  momentum.begin(space, s, floor);
+  EXPECT_FALSE(momentum.end(space, s, 105.0, floor, true));
+  s.cost.push_back(105.0);
+  momentum.begin(space, s, floor);
+  std::vector<C> const d{{0.02, 0}, {0, 0.04}, {0, 0}};
+  std::vector<C> o2 = o1;
+  for (int k = 0; k < 3; ++k) o2[k] += d[k];
+  fill(s.object, o2);
+  EXPECT_TRUE(momentum.end(space, s, 104.0, floor, true));
+  for (int k = 0; k < 3; ++k) o2[k] += momentum_gain * d[k];
+  expect_values(values(s.object_velocity), d, "fresh velocity");
+  expect_values(values(s.object), o2, "stepped");
 }
 
 // With --object-clip the step cannot push |O| above 1.
@@ -163,7 +187,7 @@ TEST(Momentum, ObjectClipHoldsAfterTheStep) {
   St s = small_state({{0.9, 0}, {0, 0.5}, {0.6, 0}}, {{1, 0}, {1, 0}});
   EpochMomentum<double, ExecSpace> momentum(space, s, friction, true);
   s.cost = {20.0};
-  momentum.begin(space, s);
+  momentum.begin(space, s, no_floor);
   fill(s.object, {{0.99, 0}, {0, 0.6}, {0.5, 0}});
   EXPECT_TRUE(momentum.end(space, s, 10.0, no_floor, true));
   auto const o = values(s.object);

@@ -39,15 +39,15 @@ class EpochMomentum {
   /// resumed run). `friction` in (0, 1); `clip`: --object-clip.
   EpochMomentum(ExecSpace const& space, State<T, ExecSpace>& state, double friction, bool clip);
 
-  /// Before the solver's epoch. Non-blocking.
-  void begin(ExecSpace const& space, State<T, ExecSpace>& state) const;
+  /// Before the solver's epoch; `noise_floor` as for end. Non-blocking.
+  void begin(ExecSpace const& space, State<T, ExecSpace>& state, double noise_floor) const;
   /// After the epoch and the strategy's end of epoch (every copy of a pixel
   /// and the probe agreed), before `cost` joins state.cost: steps unless
-  /// the cost rose in this epoch and the one before or is below
-  /// momentum_noise_limit times `noise_floor` (the counting-noise cost per
-  /// frame; 0: unknown), the probe only when this epoch updated it; after
-  /// the run's first epoch the velocity starts at zero. Returns whether it
-  /// stepped. Non-blocking.
+  /// the cost rose in this epoch and the one before, the probe only when
+  /// this epoch updated it. After the run's first epoch, and after any
+  /// whose cost is below momentum_noise_limit times `noise_floor` (the
+  /// counting-noise cost per frame; 0: unknown), the velocities are zero
+  /// and no step is taken. Returns whether it stepped. Non-blocking.
   bool end(ExecSpace const& space, State<T, ExecSpace>& state, double cost, double noise_floor,
            bool probe_updated) const;
   /// The modes were recombined by `mix` (orthogonalize_modes' V on the
