@@ -312,38 +312,9 @@ EpochReport Reconstruction<T, ExecSpace>::step() {
   // them, 0.0096 without refinement).
   if (m_momentum) m_momentum->end(m_space, m_state, cost, m_noise_floor, update_probe);
   // The probe's constraints last, so that every epoch ends with them
-  // holding: within the support, modes orthogonal and sorted by power, the
-  // power of the counts. (They leave the model's intensities unchanged but
-  // for the support, so the refinements above saw the same model.)
-  if (update_probe) {
-    if (m_options.probe_support > 0) apply_probe_support<T>(m_space, m_state.probe, m_options.probe_support);
-    std::vector<double> powers;
-    if (m_state.modes() > 1) {
-      std::vector<std::complex<double>> mix;
-      powers = orthogonalize_modes<T>(m_space, m_state.probe, &mix, m_mode_mix);
-      m_solver->modes_recombined(m_space, mix);
-      if (m_momentum) m_momentum->modes_recombined(m_space, m_state, m_mode_mix);
-    } else {
-      powers = mode_powers<T>(m_space, m_state.probe);
-    }
-    // Scale ambiguity O c, P / c: hold the probe power at the measured counts
-    // (so |O| ~ 1 where the sample is transparent), rescaling O to match.
-    double const total = std::accumulate(powers.begin(), powers.end(), 0.0);
-    if (m_options.rescale_every > 0 && (epoch + 1) % m_options.rescale_every == 0 && total > 0) {
-      double const f = m_masked_power ? m_masked_power->fraction(m_space, m_state.probe, m_data.mask) : 0;
-      // The probe carries the counts the background does not.
-      double const background = m_state.background.extent(0) > 0
-                                    ? measured_background_counts(m_space, m_state.background, m_data.mask)
-                                    : 0.0;
-      double const c = std::sqrt(probe_power_for_counts(std::max(0.0, m_power - background), f) / total);
-      scale(m_space, m_state.probe, T(c));
-      scale(m_space, m_state.object, T(1 / c));
-      if (m_momentum) m_momentum->rescaled(m_space, m_state, c);
-      for (auto& p : powers) p *= c * c;
-    }
-    double const sum = std::accumulate(powers.begin(), powers.end(), 0.0);
-    for (double p : powers) report.mode_power_fractions.push_back(sum > 0 ? p / sum : 0);
-  }
+  // holding. (They leave the model's intensities unchanged but for the
+  // support, so the refinements above saw the same model.)
+  if (update_probe) report.mode_power_fractions = constrain_probe(epoch);
   fence(m_space, "ptyko::Reconstruction::epoch_done");
 
   report.epoch = epoch + 1;
@@ -355,6 +326,39 @@ EpochReport Reconstruction<T, ExecSpace>::step() {
   m_state.epoch_seconds.push_back(report.seconds);
   m_state.bytes_moved.push_back(report.bytes);
   return report;
+}
+
+template <class T, class ExecSpace>
+std::vector<double> Reconstruction<T, ExecSpace>::constrain_probe(int epoch) {
+  if (m_options.probe_support > 0) apply_probe_support<T>(m_space, m_state.probe, m_options.probe_support);
+  std::vector<double> powers;
+  if (m_state.modes() > 1) {
+    std::vector<std::complex<double>> mix;
+    powers = orthogonalize_modes<T>(m_space, m_state.probe, &mix, m_mode_mix);
+    m_solver->modes_recombined(m_space, mix);
+    if (m_momentum) m_momentum->modes_recombined(m_space, m_state, m_mode_mix);
+  } else {
+    powers = mode_powers<T>(m_space, m_state.probe);
+  }
+  // Scale ambiguity O c, P / c: hold the probe power at the measured counts
+  // (so |O| ~ 1 where the sample is transparent), rescaling O to match.
+  double const total = std::accumulate(powers.begin(), powers.end(), 0.0);
+  if (m_options.rescale_every > 0 && (epoch + 1) % m_options.rescale_every == 0 && total > 0) {
+    double const f = m_masked_power ? m_masked_power->fraction(m_space, m_state.probe, m_data.mask) : 0;
+    // The probe carries the counts the background does not.
+    double const background = m_state.background.extent(0) > 0
+                                  ? measured_background_counts(m_space, m_state.background, m_data.mask)
+                                  : 0.0;
+    double const c = std::sqrt(probe_power_for_counts(std::max(0.0, m_power - background), f) / total);
+    scale(m_space, m_state.probe, T(c));
+    scale(m_space, m_state.object, T(1 / c));
+    if (m_momentum) m_momentum->rescaled(m_space, m_state, c);
+    for (auto& p : powers) p *= c * c;
+  }
+  double const sum = std::accumulate(powers.begin(), powers.end(), 0.0);
+  std::vector<double> fractions;
+  for (double p : powers) fractions.push_back(sum > 0 ? p / sum : 0);
+  return fractions;
 }
 
 template <class T, class ExecSpace>

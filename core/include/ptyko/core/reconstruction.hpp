@@ -123,6 +123,12 @@ class Reconstruction {
   std::unique_ptr<Solver<T, ExecSpace>> m_solver;
   /// Tiles and isolated positions of every batch, from m_positions.
   void plan_batches();
+  /// After an epoch that updated the probe: its support, the modes made
+  /// orthogonal and sorted (the solver and momentum told of the
+  /// recombination) and, every rescale_every epochs, its power set to the
+  /// counts with the object scaled inversely. Returns the modes' power
+  /// fractions.
+  std::vector<double> constrain_probe(int epoch);
 
   std::vector<std::vector<int>> m_global;  ///< the global batches (frame ids), fixed for the run
   std::vector<LocalBatch<ExecSpace>> m_batches;
