@@ -23,7 +23,8 @@ namespace ptyko {
 
 /// The step along the velocity after an epoch (as a share of it): 0.5 with
 /// friction 0.9 took the object error of an aberrated-probe scan from 0.15
-/// to 0.08 in 200 epochs and never slowed the test scans (docs/solvers.md).
+/// to 0.08 in 200 epochs and left the other test scans within a few per
+/// cent, most of them better (docs/solvers.md).
 inline constexpr double momentum_gain = 0.5;
 
 /// No step once the cost per frame is below this many times the counting-
