@@ -7,7 +7,10 @@
 #include <ptyko/kernels/error.hpp>
 #include <ptyko/kernels/huge_pages.hpp>
 
+#include <algorithm>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 namespace ptyko {
 namespace {
@@ -26,6 +29,32 @@ std::uint64_t read_uint(h5::File const& f, std::string const& path, char const* 
   auto const v = h5::read<std::uint64_t>(f, at(name));
   PTYKO_REQUIRE(v.size() == 1, path, ": ", at(name), " is not a single number: not a ptyko checkpoint");
   return v[0];
+}
+
+/// The extents of a host View, as HDF5 dimensions.
+template <class View>
+std::vector<std::size_t> dims_of(View const& v) {
+  std::vector<std::size_t> d;
+  for (unsigned r = 0; r < View::rank; ++r) d.push_back(v.extent(r));
+  return d;
+}
+
+/// Writes a complex field (object, probe or a velocity) in the run's precision.
+template <class View>
+void write_field(h5::File const& f, char const* name, View const& v, bool double_precision) {
+  h5::write(f, at(name), v.data(), dims_of(v), {}, double_precision ? "complex128" : "complex64");
+}
+
+/// Reads a complex field stored as `like` is shaped (`what` names `like` in
+/// the error).
+template <class View>
+View read_field(h5::File const& f, std::string const& path, char const* name, View const& like, char const* what) {
+  std::vector<std::size_t> dims;
+  auto const values = h5::read<Complex<double>>(f, at(name), &dims);
+  PTYKO_REQUIRE(dims == dims_of(like), path, ": ", at(name), " does not match ", what);
+  View out(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("ptyko::checkpoint::") + name), like.layout());
+  std::copy(values.begin(), values.end(), out.data());
+  return out;
 }
 
 }  // namespace
@@ -47,18 +76,12 @@ void write_checkpoint(std::string const& path, Checkpoint const& c) {
   // precision, or a result with the phase ramp removed.
   bool const own = c.state_object.extent(0) > 0;
   if (c.double_precision || own) {
-    auto const& o = own ? c.state_object : c.result.object;
-    auto const& p = own ? c.state_probe : c.result.probe;
-    char const* type = c.double_precision ? "complex128" : "complex64";
-    h5::write(f, at("object"), o.data(), {o.extent(0), o.extent(1)}, {}, type);
-    h5::write(f, at("probe"), p.data(), {p.extent(0), p.extent(1), p.extent(2)}, {}, type);
+    write_field(f, "object", own ? c.state_object : c.result.object, c.double_precision);
+    write_field(f, "probe", own ? c.state_probe : c.result.probe, c.double_precision);
   }
-  if (c.object_velocity.extent(0) > 0) {
-    auto const& o = c.object_velocity;
-    auto const& p = c.probe_velocity;
-    char const* type = c.double_precision ? "complex128" : "complex64";
-    h5::write(f, at("object_velocity"), o.data(), {o.extent(0), o.extent(1)}, {}, type);
-    h5::write(f, at("probe_velocity"), p.data(), {p.extent(0), p.extent(1), p.extent(2)}, {}, type);
+  if (c.object_velocity.extent(0) > 0) {  // momentum's (core/momentum.hpp)
+    write_field(f, "object_velocity", c.object_velocity, c.double_precision);
+    write_field(f, "probe_velocity", c.probe_velocity, c.double_precision);
   }
   out.commit();
 }
@@ -91,32 +114,12 @@ Checkpoint read_checkpoint(std::string const& path) {
   c.double_precision = precision == "double";
   c.input = h5::read_string(f, at("input"));
   if (h5::exists(f, at("object"))) {
-    std::vector<std::size_t> dims;
-    auto const obj = h5::read<Complex<double>>(f, at("object"), &dims);
-    PTYKO_REQUIRE(dims.size() == 2 && dims[0] == c.result.object.extent(0) && dims[1] == c.result.object.extent(1),
-                  path, ": ", at("object"), " does not match /reconstruction/object");
-    std::copy(obj.begin(), obj.end(), c.result.object.data());
-    auto const probe = h5::read<Complex<double>>(f, at("probe"), &dims);
-    PTYKO_REQUIRE(dims.size() == 3 && dims[0] == c.result.probe.extent(0) && dims[1] == c.result.probe.extent(1) &&
-                      dims[2] == c.result.probe.extent(2),
-                  path, ": ", at("probe"), " does not match /reconstruction/probe");
-    std::copy(probe.begin(), probe.end(), c.result.probe.data());
+    c.result.object = read_field(f, path, "object", c.result.object, "/reconstruction/object");
+    c.result.probe = read_field(f, path, "probe", c.result.probe, "/reconstruction/probe");
   }
   if (h5::exists(f, at("object_velocity"))) {
-    std::vector<std::size_t> dims;
-    auto const v = h5::read<Complex<double>>(f, at("object_velocity"), &dims);
-    PTYKO_REQUIRE(dims.size() == 2 && dims[0] == c.result.object.extent(0) && dims[1] == c.result.object.extent(1),
-                  path, ": ", at("object_velocity"), " does not match /reconstruction/object");
-    c.object_velocity = HostComplex2(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::checkpoint::object_velocity"),
-                                     dims[0], dims[1]);
-    std::copy(v.begin(), v.end(), c.object_velocity.data());
-    auto const w = h5::read<Complex<double>>(f, at("probe_velocity"), &dims);
-    PTYKO_REQUIRE(dims.size() == 3 && dims[0] == c.result.probe.extent(0) && dims[1] == c.result.probe.extent(1) &&
-                      dims[2] == c.result.probe.extent(2),
-                  path, ": ", at("probe_velocity"), " does not match /reconstruction/probe");
-    c.probe_velocity = HostComplex3(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ptyko::checkpoint::probe_velocity"),
-                                    dims[0], dims[1], dims[2]);
-    std::copy(w.begin(), w.end(), c.probe_velocity.data());
+    c.object_velocity = read_field(f, path, "object_velocity", c.result.object, "/reconstruction/object");
+    c.probe_velocity = read_field(f, path, "probe_velocity", c.result.probe, "/reconstruction/probe");
   }
   PTYKO_REQUIRE(c.result.cost.size() == std::size_t(c.epoch), path, ": the checkpoint is at epoch ", c.epoch,
                 " but its cost history has ", c.result.cost.size(), " entries: the file is damaged");
