@@ -148,6 +148,7 @@ Reconstruction<T, ExecSpace>::Reconstruction(ExecSpace const& space, LocalData<T
   if (m_options.refine_background)
     m_background = std::make_unique<BackgroundRefiner<T, ExecSpace>>(m_space, m_data, m_state.modes(), m_options);
   m_solver->setup(m_space, m_data, m_state, m_options, max_local);
+  m_solver->counting_noise_floor(m_noise_floor);
   if (m_options.momentum > 0)
     m_momentum = std::make_unique<EpochMomentum<T, ExecSpace>>(m_space, m_state, m_options.momentum,
                                                                m_options.object_clip);

@@ -73,7 +73,8 @@ void resolve_solver_defaults(SolverOptions& o, std::size_t frames) {
   // between epochs 50 and 200 on the 1e6-photon test data). A power bound of
   // relax 0.02 damps that (0.046 after 100 epochs, 0.045 after 200; PtyPy's
   // 0.05 is too loose there: 0.13). RAAR's beta < 1 already relaxes, and the
-  // bound only slows it, so it stays off there (docs/solvers.md).
+  // bound only slows it, so it stays off there (docs/solvers.md). DM holds
+  // the bound to the counting noise (power_bound.hpp).
   if (o.fourier_relax < 0) o.fourier_relax = o.solver == "dm" ? 0.02 : 0.0;
   // Momentum: 0.9 (with momentum_gain 0.5) took an aberrated-probe scan's
   // object error from 0.15 to 0.08 in 200 epochs and the 2-mode test scan's

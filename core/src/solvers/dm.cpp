@@ -15,7 +15,9 @@
 //     pbound = relax^2 max_j(sum d_j) / (4 D^2) moves only onto the sphere of
 //     radius sqrt(pbound) around the data, |Psi'| = sqrt(d) + (|Psi| - sqrt(d))
 //     sqrt(pbound / err), and a frame within it is left as it is. This keeps
-//     DM from chasing the photon noise (docs/solvers.md).
+//     DM from chasing the photon noise. ptyko holds pbound between 0.15 and
+//     1 times the counting noise per pixel and loosens it where DM drifts
+//     (power_bound.hpp, docs/solvers.md).
 // The exit waves stay on their rank; only the overlap sums are synchronised.
 //
 // The first object pass of an epoch reads the waves the last Fourier step
@@ -24,6 +26,8 @@
 // pass over every stored wave (from memory: docs/performance.md, section 5).
 
 #include "pie_common.hpp"
+
+#include <ptyko/core/power_bound.hpp>
 
 #include <ptyko/kernels/frame_loop.hpp>
 #include <ptyko/kernels/modes.hpp>
@@ -424,6 +428,8 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
   /// RAAR do not depend on the basis of the modes). That mixes the probe
   /// twice per epoch instead of every stored wave once (docs/performance.md,
   /// item 57).
+  void counting_noise_floor(double cost_per_frame) override { m_noise_floor = cost_per_frame; }
+
   void modes_recombined(ExecSpace const&, std::vector<std::complex<double>> const& V) override {
     int const M = int(m_psi.extent(1));
     if (M < 2) return;
@@ -456,14 +462,17 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
     }
     if (m_options.object_clip) clip_amplitude(space, m_all_tiles, state.object, T(1));
 
-    if (m_pbound < 0) {  // first epoch: the bound from the brightest frame of all ranks
+    if (m_ptypy_bound < 0) {  // first epoch: PtyPy's bound, from the brightest frame of all ranks
       double const relax = std::max(0.0, m_options.fourier_relax);
       double const D = data.detector();
       double const brightest =
           sync.max(data.frames.visit([&](auto const& frames) { return max_frame_counts(space, frames, data.mask); }));
-      m_pbound = 0.25 * relax * relax * brightest / (D * D);
+      m_ptypy_bound = 0.25 * relax * relax * brightest / (D * D);
       m_measured = measured_pixels(space, data.mask, data.detector());
     }
+    // Held to the counting noise, and loosened where the cost drifts up
+    // (power_bound.hpp); the history is global, so every rank agrees.
+    m_pbound = power_bound(m_ptypy_bound, m_noise_floor, m_measured, state.cost);
     // Every cost_every epochs, and at the run's last, so that it ends with the model's cost.
     bool const measure = m_options.cost_every > 0 &&
                          (state.epoch % m_options.cost_every == 0 || state.epoch + 1 >= m_options.epochs);
@@ -589,7 +598,9 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
   typename ModeMix<T, Mem>::HostMirror m_mix_host, m_mix_adj_host;  ///< their host mirrors (made once)
   ComplexView3<T, Mem> m_probe_at_sums;  ///< the probe the last Fourier step formed m_sums' object sums with
   bool m_sums_carried = false;           ///< m_sums holds those sums
-  double m_pbound = -1;  ///< power bound per pixel (0: plain projection); set in the first epoch
+  double m_ptypy_bound = -1;  ///< PtyPy's bound per pixel (0: plain projection); set in the first epoch
+  double m_pbound = 0;        ///< the bound of this epoch (power_bound.hpp)
+  double m_noise_floor = 0;   ///< counting_noise_floor: the cost per frame of counting noise alone
   int m_measured = 0;    ///< unmasked detector pixels
 };
 

@@ -183,6 +183,11 @@ class Solver {
   void collect_position_sums(PositionSumsView<typename ExecSpace::memory_space> const& sums) {
     m_position_sums = sums;
   }
+  /// The cost per frame that counting noise alone would leave
+  /// (noise_floor.hpp, under the run's noise model), given once after
+  /// setup: a solver that relaxes its projection to the noise (DM's power
+  /// bound, power_bound.hpp) keeps it.
+  virtual void counting_noise_floor(double /*cost_per_frame*/) {}
   /// The probe modes were recombined, new mode k = sum_m V(m, k) old mode m
   /// (V is M x M, row-major): solvers that keep per-mode state follow suit.
   virtual void modes_recombined(ExecSpace const&, std::vector<std::complex<double>> const& /*V*/) {}
