@@ -16,8 +16,9 @@
 // the noise (a strongly phase-shifting sample), the bound loosens by half
 // every 10 epochs that it rises, up to the noise.
 //
-// The bound is a function of the run's cost history alone, so a resumed run
-// continues exactly.
+// The bound is a function of the run's cost history alone, which a
+// checkpoint keeps: a resumed run takes it up where it was (DM's exit waves
+// restart from P S O there, docs/usage.md).
 
 #include <vector>
 
