@@ -1,20 +1,21 @@
 #pragma once
 // The power bound of DM's Fourier projection (docs/solvers.md, "The bound
-// held to the counting noise"): a frame whose model differs from its data by more than the bound
-// (the mean of (|Psi| - sqrt(d))^2 over its measured pixels) moves onto the
-// sphere of that radius about the data; one within it stays as it is. That
-// keeps DM, which has no fixed point on noisy data, from chasing the noise.
+// held to the counting noise"): a frame whose model differs from its data by
+// more than the bound (the mean of (|Psi| - sqrt(d))^2 over its measured
+// pixels) moves onto the sphere of that radius about the data; one within it
+// stays as it is. That keeps DM, which has no fixed point on noisy data,
+// from chasing the noise.
 //
 // PtyPy scales its bound with the brightest frame, relax^2 max_j(sum d_j) /
 // (4 D^2). Counting noise does not scale so: a pixel's amplitude noise is
 // about 1/4 however bright it is, and less where counts are few. Dim frames
 // then get a bound far below their noise and DM chases it (at 1e4 photons
-// per frame its object error after 100 epochs was 0.27-0.39), bright ones one far above it and
-// DM stops short of the data (at 1e8, 10 times the noise). So ptyko keeps
-// the bound between 0.15 and 1 times the counting noise per pixel
-// (noise_floor.hpp). And where DM drifts anyway, its cost rising while near
-// the noise (a strongly phase-shifting sample), the bound loosens by half
-// every 10 epochs that it rises, up to the noise.
+// per frame its object error after 100 epochs was 0.27-0.39), bright ones
+// one far above it and DM stops short of the data (at 1e8, 10 times the
+// noise). So ptyko keeps the bound between 0.15 and 1 times the counting
+// noise per pixel (noise_floor.hpp). And where DM drifts anyway, its cost
+// rising while near the noise (a strongly phase-shifting sample), the bound
+// loosens by half every 10 epochs that it rises, up to the noise.
 //
 // The bound is a function of the run's cost history alone, which a
 // checkpoint keeps: a resumed run takes it up where it was (DM's exit waves
