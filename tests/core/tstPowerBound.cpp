@@ -63,7 +63,8 @@ TEST(PowerBound, KeptWhereTheCostFallsRisesSlightlyOrIsFarFromTheNoise) {
   add(slight, 10, 1.23 * floor_per_frame);  // 2.5 %
   add(far, 10, 3.0 * floor_per_frame);      // rising, but the model misses more than noise
   add(far, 10, 4.0 * floor_per_frame);
-  for (auto const* h : {&falling, &slight, &far}) EXPECT_DOUBLE_EQ(power_bound(0.03, floor_per_frame, pixels, *h), 0.03);
+  for (auto const* h : {&falling, &slight, &far})
+    EXPECT_DOUBLE_EQ(power_bound(0.03, floor_per_frame, pixels, *h), 0.03);
 }
 
 TEST(PowerBound, EpochsWithoutACostAreSkipped) {
