@@ -320,7 +320,7 @@ std::vector<OptionDef> const& options() {
         [](RunConfig& c) -> auto& { return c.solver.overlap_passes; }));
     t.push_back(option("solver", "fourier_relax", "--fourier-relax",
         "DM/RAAR: power bound of the Fourier projection in [0, 1), PtyPy's fourier_relax_factor "
-        "(0: the plain modulus projection; default: 0.02 for dm, 0 for raar), held between 0.15 and 1 times the "
+        "(0: the plain modulus projection; default: 0.02 for dm, 0 for raar), held between 0.1 and 1 times the "
         "counting noise",
         [](RunConfig& c) -> auto& { return c.fourier_relax; }, Flag::none, "0.02"));
     t.push_back(option("solver", "fft_planner", "--fft-planner",

@@ -1,4 +1,4 @@
-// DM's power bound (core/power_bound.hpp): PtyPy's bound held between 0.15
+// DM's power bound (core/power_bound.hpp): PtyPy's bound held between 0.1
 // and 1 times the counting noise per pixel, loosened by half for each window
 // of 10 epochs whose mean cost rose by more than 3 % while below twice the
 // noise floor, never above the noise; the plain projection stays plain.
@@ -35,7 +35,7 @@ TEST(PowerBound, WithoutANoiseFloorPtyPysBoundStays) {
 
 TEST(PowerBound, HeldWithinTheCountingNoise) {
   EXPECT_DOUBLE_EQ(power_bound(0.03, floor_per_frame, pixels, {}), 0.03);            // within: kept
-  EXPECT_DOUBLE_EQ(power_bound(3e-4, floor_per_frame, pixels, {}), 0.15 * noise);    // dim frames
+  EXPECT_DOUBLE_EQ(power_bound(3e-4, floor_per_frame, pixels, {}), 0.1 * noise);     // dim frames
   EXPECT_DOUBLE_EQ(power_bound(2.6, floor_per_frame, pixels, {}), noise);            // bright frames
 }
 

@@ -278,8 +278,7 @@ std::ostream& operator<<(std::ostream& os, SolverCase const& c) { return os << c
 //   rpie   100 epochs: error 0.0404, cost ratio 0.049
 //   lsqml  100 epochs: error 0.0428, cost ratio 0.051
 //   epie    25 epochs: error 0.1074, cost ratio 0.039
-//   dm      60 epochs: error 0.0596, cost ratio 0.030 (0.0624 before the
-//           power bound was held to the counting noise, power_bound.hpp)
+//   dm      60 epochs: error 0.0624, cost ratio 0.031
 //   raar    60 epochs: error 0.0563, cost ratio 0.029
 // The error limits hold the goals (LSQML and rPIE below 0.05 within 100
 // epochs, DM below 0.08 within 100: here within 60) with ~15-25 % margin for
@@ -316,8 +315,8 @@ INSTANTIATE_TEST_SUITE_P(Solvers, SolverConvergence, ::testing::ValuesIn(solver_
 
 // DM's overlap projection alternates object and probe updates from the
 // stored waves; one round per epoch by default (overlap_passes). Two rounds
-// per epoch must meet the same limits (measured: error 0.0602 after 60
-// epochs against one round's 0.0596) and must be a different run, or the
+// per epoch must meet the same limits (measured: error 0.0632 after 60
+// epochs against one round's 0.0624) and must be a different run, or the
 // option does not reach the solver.
 TEST(SolverDefaults, DifferenceMapWithTwoOverlapPassesConvergesAlike) {
   SolverOptions o = solver_options("dm", 60);
@@ -705,8 +704,8 @@ TEST(NoiseModel, PoissonMatchesGaussianAtLowCounts) {
 // DM at 1e4 photons per frame. PtyPy's power bound, scaled to the brightest
 // frame, is 0.007 of the counting noise per pixel there, and DM chased the
 // noise: object error 0.266 after 100 epochs, the cost down to 0.72 of the
-// first epoch's. Held at 0.15 of the noise or more (power_bound.hpp): 0.123
-// and 0.34 (LSQML: 0.126 after 50 epochs, above).
+// first epoch's. Held at 0.1 of the noise or more (power_bound.hpp): 0.160
+// and 0.35 (LSQML: 0.126 after 50 epochs, above).
 TEST(NoiseModel, DifferenceMapAtLowCountsKeepsClearOfTheNoise) {
   SimulationOptions sim = default_simulation();
   sim.photons = 1e4;
@@ -714,7 +713,7 @@ TEST(NoiseModel, DifferenceMapAtLowCountsKeepsClearOfTheNoise) {
   RunResult const run = reconstruct<float>(d, solver_options("dm", 100));
   std::printf("dm at 1e4 photons per frame, 100 epochs: error %.4f, cost ratio %.4f\n", run.error,
               mean_of_last(run.cost, 5) / run.cost.front());
-  expect_converged(run, 0.5, 0.16);
+  expect_converged(run, 0.5, 0.2);
 }
 
 // ---------------------------------------------------------------------------

@@ -15,7 +15,7 @@
 //     pbound = relax^2 max_j(sum d_j) / (4 D^2) moves only onto the sphere of
 //     radius sqrt(pbound) around the data, |Psi'| = sqrt(d) + (|Psi| - sqrt(d))
 //     sqrt(pbound / err), and a frame within it is left as it is. This keeps
-//     DM from chasing the photon noise. ptyko holds pbound between 0.15 and
+//     DM from chasing the photon noise. ptyko holds pbound between 0.1 and
 //     1 times the counting noise per pixel and loosens it where DM drifts
 //     (power_bound.hpp, docs/solvers.md).
 // The exit waves stay on their rank; only the overlap sums are synchronised.

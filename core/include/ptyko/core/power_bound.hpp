@@ -12,7 +12,7 @@
 // then get a bound far below their noise and DM chases it (at 1e4 photons
 // per frame its object error after 100 epochs was 0.27-0.39), bright ones
 // one far above it and DM stops short of the data (at 1e8, 10 times the
-// noise). So ptyko keeps the bound between 0.15 and 1 times the counting
+// noise). So ptyko keeps the bound between 0.1 and 1 times the counting
 // noise per pixel (noise_floor.hpp). And where DM drifts anyway, its cost
 // rising while near the noise (a strongly phase-shifting sample), the bound
 // loosens by half every 10 epochs that it rises, up to the noise.
@@ -26,7 +26,7 @@
 namespace ptyko {
 
 struct PowerBoundRule {
-  double floor_share = 0.15;   ///< the lowest bound, times the counting noise per pixel
+  double floor_share = 0.10;   ///< the lowest bound, times the counting noise per pixel
   double ceiling_share = 1.0;  ///< the highest, the same
   int window = 10;             ///< epochs per cost window
   double rise = 1.03;          ///< a window's mean cost above rise x the one before: drifting
