@@ -472,7 +472,7 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
     }
     // Held to the counting noise, and loosened where the cost drifts up
     // (power_bound.hpp); the history is global, so every rank agrees.
-    m_pbound = power_bound(m_ptypy_bound, m_noise_floor, m_measured, state.cost);
+    double const pbound = power_bound(m_ptypy_bound, m_noise_floor, m_measured, state.cost);
     // Every cost_every epochs, and at the run's last, so that it ends with the model's cost.
     bool const measure = m_options.cost_every > 0 &&
                          (state.epoch % m_options.cost_every == 0 || state.epoch + 1 >= m_options.epochs);
@@ -500,11 +500,10 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
       reflect_exit_waves<T>(space, B, state.probe, m_model->patches(), psi_of(c), m_waves, inv_d);
       m_model->fft().forward(space, waves, waves, FFTNorm::none);
       double const fourier_error = data.frames.visit([&](auto const& frames) {
-        return m_pbound > 0 ? power_bound_projection<T>(space, B, m_waves, frames, idx, data.mask, state.background,
-                                                        m_measured,
-                                                        m_pbound, T(1e-6), inv_d)
-                            : modulus_projection(space, B, m_waves, frames, idx, data.mask, state.background,
-                                                 T(1e-6), inv_d);
+        return pbound > 0 ? power_bound_projection<T>(space, B, m_waves, frames, idx, data.mask, state.background,
+                                                      m_measured, pbound, T(1e-6), inv_d)
+                          : modulus_projection(space, B, m_waves, frames, idx, data.mask, state.background,
+                                               T(1e-6), inv_d);
       });
       if (!m_options.cost_every) cost += fourier_error;
       m_model->fft().inverse(space, waves, waves, FFTNorm::none);
@@ -599,7 +598,6 @@ class DifferenceMap final : public Solver<T, ExecSpace> {
   ComplexView3<T, Mem> m_probe_at_sums;  ///< the probe the last Fourier step formed m_sums' object sums with
   bool m_sums_carried = false;           ///< m_sums holds those sums
   double m_ptypy_bound = -1;  ///< PtyPy's bound per pixel (0: plain projection); set in the first epoch
-  double m_pbound = 0;        ///< the bound of this epoch (power_bound.hpp)
   double m_noise_floor = 0;   ///< counting_noise_floor: the cost per frame of counting noise alone
   int m_measured = 0;    ///< unmasked detector pixels
 };
