@@ -118,10 +118,19 @@ int reconstruct(parallel::Environment& env, ReconstructArgs const& args) {
         cfg.quiet = RunConfig().quiet;  // the terminal is this run's: only its own -q silences it
         if (!fs::exists(cfg.inputs.empty() ? std::string() : cfg.inputs[0], ec) && fs::exists(c.input, ec))
           cfg.inputs = {c.input};
+        cfg.resumed_solver = cfg.solver.solver;
       }
     }
-    if (!args.config_file.empty()) apply_toml_file(cfg, args.config_file);
-    apply_command_line(cfg, args);
+    auto const override_with_file_and_flags = [&](RunConfig& c) {
+      if (!args.config_file.empty()) apply_toml_file(c, args.config_file);
+      apply_command_line(c, args);
+    };
+    if (!resume_file.empty()) {  // another solver (DM, then LSQML) starts from its own defaults
+      RunConfig next = cfg;
+      override_with_file_and_flags(next);
+      if (next.solver.solver != cfg.resumed_solver) forget_solver_defaults(cfg);
+    }
+    override_with_file_and_flags(cfg);
     if (!resume_dir.empty() && cfg.output.empty()) cfg.output = resume_dir;
     if (args.print_config) return;
     finish_run_config(cfg);

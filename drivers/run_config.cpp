@@ -772,6 +772,15 @@ RunConfig resolved_config(RunConfig const& cfg, SolverOptions const& s, std::str
   return r;
 }
 
+void forget_solver_defaults(RunConfig& c) {
+  c.batch_size.reset();
+  c.alpha.reset();
+  c.beta.reset();
+  c.momentum.reset();
+  c.probe_update_start.reset();
+  c.fourier_relax.reset();
+}
+
 std::string view_output(RunConfig const& c, int v) {
   return (fs::path(c.output) / fs::path(c.inputs[v]).stem()).string() + ".h5";
 }

@@ -56,6 +56,9 @@ struct RunConfig {
 
   // Derived by finish_run_config.
   bool double_precision = false;
+  /// With --resume: the solver the checkpoint ran (another --solver then
+  /// starts from its own defaults: forget_solver_defaults).
+  std::string resumed_solver;
 };
 
 /// What `ptyko reconstruct` reads from its command line.
@@ -99,6 +102,14 @@ std::string to_toml(RunConfig const& cfg, bool comments);
 /// and the solver options with every default resolved.
 RunConfig resolved_config(RunConfig const& cfg, SolverOptions const& resolved, std::string const& input,
                           std::string const& output);
+
+/// Makes the options whose defaults depend on the solver (batch size, alpha,
+/// beta, momentum, the probe's first update, the Fourier power bound) absent
+/// again. A checkpoint stores them resolved for the solver it ran; a run
+/// resumed with another solver takes that solver's own defaults for those
+/// not given again, not the batch of 64 and the beta of 1 that suit DM but
+/// not LSQML.
+void forget_solver_defaults(RunConfig& cfg);
 
 /// Result file of view `v` when several views run: <output folder>/<input stem>.h5.
 std::string view_output(RunConfig const& cfg, int v);

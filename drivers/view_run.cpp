@@ -364,6 +364,10 @@ class ViewRun {
     if (m_checkpoint) {
       m_log.info(fmt::format("reconstruct: resuming from {} after epoch {} (written by {} rank(s), {})", m_job.resume,
                              m_checkpoint->epoch, m_checkpoint->ranks, m_checkpoint->strategy));
+      if (!m_cfg.resumed_solver.empty() && m_cfg.resumed_solver != opts.solver)
+        m_log.info(fmt::format("reconstruct: the checkpoint ran {}; {} continues it, with its own defaults for the "
+                               "options not given (batch size {}, momentum {})",
+                               m_cfg.resumed_solver, opts.solver, opts.batch_size, opts.momentum));
       if (opts.solver == "dm" || opts.solver == "raar")
         m_log.info("reconstruct: " + opts.solver +
                    " restarts its exit waves from P S O (they are not checkpointed): expect a higher cost for a few "

@@ -743,6 +743,39 @@ TEST_F(Run, ResumeMatchesUninterruptedRun) {
   }
 }
 
+// A checkpoint stores its solver's options resolved (DM: batch 64, beta 1,
+// no momentum). Resumed with another solver (DM, then LSQML, as PyNX's
+// "DM**100, ML**40"), the run takes that solver's defaults for the options
+// not given again, exactly as if they were given; options given on the
+// command line stay, and the same solver keeps the checkpoint's.
+TEST_F(Run, ResumeWithAnotherSolverTakesItsDefaults) {
+  std::vector<std::string> const quiet{"-q", "--no-images"};
+  auto with = [&](std::vector<std::string> a) {
+    a.insert(a.end(), quiet.begin(), quiet.end());
+    return a;
+  };
+  ok(with({"reconstruct", "scan.cxi", "-o", "dm.h5", "--solver", "dm", "--epochs", "3"}));
+  for (auto const* name : {"lsqml.h5", "explicit.h5", "beta.h5"}) fs::copy_file(file("dm.h5"), file(name));
+  auto const switched =
+      ok({"reconstruct", "--resume", "lsqml.h5", "--solver", "lsqml", "--epochs", "6", "--no-images"});
+  EXPECT_TRUE(contains(switched.out, "the checkpoint ran dm; lsqml continues it")) << switched.out;
+  std::string const config = read_result(file("lsqml.h5")).config;
+  for (auto const* line : {"name = \"lsqml\"", "batch_size = 8", "alpha = 0.1", "beta = 0.1", "momentum = 0.9",
+                           "update_start = 0"})
+    EXPECT_TRUE(contains(config, std::string("\n") + line + "\n")) << line << " in\n" << config;
+  ok(with({"reconstruct", "--resume", "explicit.h5", "--solver", "lsqml", "--epochs", "6", "--batch-size", "8",
+           "--alpha", "0.1", "--beta", "0.1", "--momentum", "0.9", "--probe-update-start", "0"}));
+  expect_same_result(file("lsqml.h5"), file("explicit.h5"), 0);
+  // A flag given with the switch is kept.
+  ok(with({"reconstruct", "--resume", "beta.h5", "--solver", "lsqml", "--epochs", "4", "--beta", "0.3"}));
+  EXPECT_TRUE(contains(read_result(file("beta.h5")).config, "\nbeta = 0.3\n"));
+  // The same solver continues with the checkpoint's options.
+  ok(with({"reconstruct", "scan.cxi", "-o", "b4.h5", "--solver", "lsqml", "--epochs", "2", "--batch-size", "4"}));
+  auto const same = ok({"reconstruct", "--resume", "b4.h5", "--epochs", "3", "--no-images"});
+  EXPECT_FALSE(contains(same.out, "the checkpoint ran")) << same.out;
+  EXPECT_TRUE(contains(read_result(file("b4.h5")).config, "\nbatch_size = 4\n"));
+}
+
 TEST_F(Run, ResumeAtTwoRanksAndFromTwoRanksToOne) {
   std::vector<std::string> const common{"--solver", "lsqml", "-q", "--no-images"};
   auto with = [&](std::vector<std::string> a) {
