@@ -101,7 +101,7 @@ int run(RunConfig const& cfg, std::string const& resume_file, std::string const&
 int reconstruct(parallel::Environment& env, ReconstructArgs const& args) {
   auto world = Communicator::world();
   RunConfig cfg;
-  std::string resume_file, resume_dir;
+  std::string resume_file, resume_dir, ignored_probe;
   agreed(world, [&] {
     std::error_code ec;
     if (!args.resume.empty()) {
@@ -125,12 +125,19 @@ int reconstruct(parallel::Environment& env, ReconstructArgs const& args) {
       if (!args.config_file.empty()) apply_toml_file(c, args.config_file);
       apply_command_line(c, args);
     };
+    std::string const stored_probe = cfg.probe_guess;
     if (!resume_file.empty()) {  // another solver (DM, then LSQML) starts from its own defaults
       RunConfig next = cfg;
       override_with_file_and_flags(next);
       if (next.solver.solver != cfg.resumed_solver) forget_solver_defaults(cfg);
     }
     override_with_file_and_flags(cfg);
+    // A resumed run continues the checkpoint's probe (--modes may change its
+    // modes); another --probe would be silently unused, and stored as if used.
+    if (!resume_file.empty() && absolute_file_spec(cfg.probe_guess) != absolute_file_spec(stored_probe)) {
+      ignored_probe = cfg.probe_guess;
+      cfg.probe_guess = stored_probe;
+    }
     if (!resume_dir.empty() && cfg.output.empty()) cfg.output = resume_dir;
     if (args.print_config) return;
     finish_run_config(cfg);
@@ -143,6 +150,11 @@ int reconstruct(parallel::Environment& env, ReconstructArgs const& args) {
     if (env.rank() == 0) fmt::print("{}", to_toml(cfg, true));
     return 0;
   }
+  if (!ignored_probe.empty() && env.rank() == 0)
+    fmt::print(stderr,
+               "ptyko: warning: --probe {}: not used: a resumed run continues the probe of {} (--modes may add or "
+               "drop modes); to start from that probe, begin a new run without --resume\n",
+               ignored_probe, resume_file);
   StopSignals signals(env.rank());
   // Ranks bound to fewer CPUs than their threads (said before any file is read).
   if (!env.cpu_warning().empty()) {

@@ -746,20 +746,21 @@ std::string to_toml(RunConfig const& c, bool comments) {
   return t;
 }
 
+std::string absolute_file_spec(std::string const& spec) {
+  if (spec.empty()) return spec;
+  auto const [file, dataset] = split_file_dataset(spec);
+  return fs::absolute(file).lexically_normal().string() + (dataset.empty() ? "" : ":" + dataset);
+}
+
 RunConfig resolved_config(RunConfig const& cfg, SolverOptions const& s, std::string const& input,
                           std::string const& output) {
   RunConfig r = cfg;
   r.inputs = {fs::absolute(input).lexically_normal().string()};
   r.list_file.clear();
   r.output = fs::absolute(output).lexically_normal().string();
-  if (!r.load.mask.spec.empty()) {  // a resumed run finds the mask from anywhere
-    auto const [file, dataset] = split_file_dataset(r.load.mask.spec);
-    r.load.mask.spec = fs::absolute(file).lexically_normal().string() + (dataset.empty() ? "" : ":" + dataset);
-  }
-  if (!r.probe_guess.empty()) {
-    auto const [file, dataset] = split_file_dataset(r.probe_guess);
-    r.probe_guess = fs::absolute(file).lexically_normal().string() + (dataset.empty() ? "" : ":" + dataset);
-  }
+  // A resumed run finds the mask and the probe from anywhere.
+  r.load.mask.spec = absolute_file_spec(r.load.mask.spec);
+  r.probe_guess = absolute_file_spec(r.probe_guess);
   r.solver = s;
   r.batching = to_string(s.batching);
   r.fft_planner = to_string(s.fft_planner);

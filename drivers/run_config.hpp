@@ -98,6 +98,9 @@ void finish_run_config(RunConfig& cfg);
 /// values are left out.
 std::string to_toml(RunConfig const& cfg, bool comments);
 
+/// FILE[:DATASET] with FILE absolute and normalised (empty stays empty).
+std::string absolute_file_spec(std::string const& spec);
+
 /// The configuration of one view as it ran: its input and output (absolute),
 /// and the solver options with every default resolved.
 RunConfig resolved_config(RunConfig const& cfg, SolverOptions const& resolved, std::string const& input,

@@ -108,6 +108,7 @@ class ViewRun {
       if (!m_job.resume.empty()) {
         m_checkpoint = read_checkpoint(m_job.resume);
         check_checkpoint_matches(*m_checkpoint, m_layout, m_job.resume);
+        change_checkpoint_modes();
       }
       m_file_positions = m_layout.positions_px;
       make_strategy();
@@ -120,6 +121,25 @@ class ViewRun {
                                         dec.tile_width, load);
       m_truth = std::make_unique<TruthScore>(m_layout, m_log);
     });
+  }
+
+  // --modes on resume, when it differs from the checkpoint's probe: modes
+  // added (as to a probe guess: mode 0 times smooth random fields, 5 % of
+  // its power each, orthogonalised) or the weakest dropped (the checkpoint's
+  // modes are sorted by power), the probe's total power and thus the model's
+  // counts kept. The probe's momentum restarts from rest: its velocity had
+  // the old modes' shape.
+  void change_checkpoint_modes() {
+    HostComplex3& probe = m_checkpoint->result.probe;
+    int const stored = int(probe.extent(0)), wanted = m_cfg.solver.modes;
+    if (wanted <= 0 || wanted == stored) return;
+    double power = 0;
+    for (std::size_t k = 0; k < probe.span(); ++k) power += double(math::norm2(probe.data()[k]));
+    probe = initial_probe_from_guess(probe, wanted, m_cfg.solver.seed, power);
+    m_checkpoint->probe_velocity = HostComplex3();
+    m_log.info(fmt::format("reconstruct: --modes {}: the checkpoint's probe has {} mode(s); {}", wanted, stored,
+                           wanted > stored ? fmt::format("{} added at 5 % of the first one's power each", wanted - stored)
+                                           : fmt::format("the weakest {} dropped", stored - wanted)));
   }
 
   void say_how_frames_are_read() {

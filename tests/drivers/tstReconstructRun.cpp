@@ -776,6 +776,35 @@ TEST_F(Run, ResumeWithAnotherSolverTakesItsDefaults) {
   EXPECT_TRUE(contains(read_result(file("b4.h5")).config, "\nbatch_size = 4\n"));
 }
 
+// --modes on resume adds modes to the checkpoint's probe or drops the
+// weakest, keeping its power (the model's counts): the first resumed epoch's
+// cost stays near the checkpoint's last. --probe on resume is not used, and
+// says so.
+TEST_F(Run, ResumeWithOtherModesAndProbe) {
+  ok({"reconstruct", "scan.cxi", "-o", "one.h5", "--modes", "1", "--epochs", "6", "-q", "--no-images"});
+  fs::copy_file(file("one.h5"), file("three.h5"));
+  double const last = read_result(file("one.h5")).cost.back();
+  auto const added = ok({"reconstruct", "--resume", "three.h5", "--modes", "3", "--epochs", "7", "--no-images"});
+  EXPECT_TRUE(contains(added.out, "the checkpoint's probe has 1 mode(s); 2 added")) << added.out;
+  ResultContents const three = read_result(file("three.h5"));
+  ASSERT_EQ(three.probe.extent(0), 3u);
+  ASSERT_EQ(three.cost.size(), 7u);
+  EXPECT_LT(three.cost[6], 1.2 * last);
+  EXPECT_TRUE(contains(three.config, "\nmodes = 3\n"));
+
+  fs::copy_file(file("three.h5"), file("two.h5"));
+  auto const dropped = ok({"reconstruct", "--resume", "two.h5", "--modes", "2", "--epochs", "8", "--no-images"});
+  EXPECT_TRUE(contains(dropped.out, "the checkpoint's probe has 3 mode(s); the weakest 1 dropped")) << dropped.out;
+  ResultContents const two = read_result(file("two.h5"));
+  ASSERT_EQ(two.probe.extent(0), 2u);
+  EXPECT_LT(two.cost[7], 1.2 * three.cost[6]);
+
+  ok({"reconstruct", "scan.cxi", "-o", "other.h5", "--epochs", "1", "-q", "--no-images"});
+  auto const probe = ok({"reconstruct", "--resume", "two.h5", "--probe", "other.h5", "--epochs", "9", "-q"});
+  EXPECT_TRUE(contains(probe.err, "--probe other.h5: not used: a resumed run continues the probe")) << probe.err;
+  EXPECT_FALSE(contains(read_result(file("two.h5")).config, "other.h5"));
+}
+
 TEST_F(Run, ResumeAtTwoRanksAndFromTwoRanksToOne) {
   std::vector<std::string> const common{"--solver", "lsqml", "-q", "--no-images"};
   auto with = [&](std::vector<std::string> a) {
