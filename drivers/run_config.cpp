@@ -289,6 +289,11 @@ std::vector<OptionDef> const& options() {
     t.push_back(option("", "bin", "--bin",
         "Sum B x B detector pixels into one (after --crop, which B must divide; oversampled data)",
         [](RunConfig& c) -> auto& { return c.load.crop.bin; }));
+    t.push_back(option("", "adu_per_photon", "--adu-per-photon",
+        "Detector units per photon (an integrating detector's gain, frames scaled to a flux): the counting "
+        "noise DM's power bound, momentum and the cost's report go by (default: 1 for frames of whole "
+        "numbers; unknown for frames with fractions)",
+        [](RunConfig& c) -> auto& { return c.adu_per_photon; }, Flag::none, "12.5"));
     // -- [solver]
     t.push_back(option("solver", "name", "--solver", "lsqml, rpie, epie, dm or raar",
         [](RunConfig& c) -> auto& { return c.solver.solver; }));
@@ -650,6 +655,8 @@ void check_options(RunConfig& c) {
                 "--refine-max-shift must be >= 0 pixels, got ", c.solver.positions_max_shift);
   PTYKO_REQUIRE(c.load.crop.size >= 0, "--crop must be >= 0 pixels (0: no crop), got ", c.load.crop.size);
   PTYKO_REQUIRE(c.load.crop.bin >= 1, "--bin must be >= 1 (1: no binning), got ", c.load.crop.bin);
+  PTYKO_REQUIRE(!c.adu_per_photon || (std::isfinite(*c.adu_per_photon) && *c.adu_per_photon > 0),
+                "--adu-per-photon must be > 0 (detector units per photon), got ", c.adu_per_photon.value_or(0));
   PTYKO_REQUIRE(!c.mask_above || *c.mask_above > 0, "--mask-above must be > 0 counts, got ", c.mask_above.value_or(0));
   PTYKO_REQUIRE(c.load.crop.size > 0 || (!c.load.crop.centre_y && !c.load.crop.centre_x),
                 "--crop-centre-y/-x place the --crop window: give --crop N too");

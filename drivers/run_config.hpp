@@ -28,6 +28,7 @@ struct RunConfig {
   std::string list_file;            ///< a text file of inputs, one per line
   LoadOptions load;                 ///< position convention, --clip-negative, --crop, --mask
   std::optional<double> mask_above;  ///< --mask-above: pixels reaching it in any frame are bad
+  std::optional<double> adu_per_photon;  ///< detector units per photon; absent: 1 for whole numbers, else unknown
   // -- [solver]
   SolverOptions solver;  ///< name, epochs, seed, ... (the fields below are optional in files)
   std::optional<int> batch_size;          ///< absent: the solver's default

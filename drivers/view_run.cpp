@@ -204,6 +204,24 @@ class ViewRun {
       warn_low_overlap(m_log, m_input, m_step, m_guess, "probe guess", "ptychography may not converge");
   }
 
+  // Detector units per photon (collective): --adu-per-photon, else 1 for
+  // counts (an integer data type, or floats of whole numbers), else 0: frames
+  // normalised or corrected as floats, whose counting noise is not known.
+  double set_adu_per_photon() {
+    double fractional = double(count_fractional_pixels(m_space, m_data));
+    m_comm.allreduce(&fractional, 1, Datatype::float64, ReduceOp::sum);
+    std::string const& type = m_layout.info.data_type;
+    bool const integer_type = type.rfind("int", 0) == 0 || type.rfind("uint", 0) == 0;
+    m_data.adu_per_photon = m_cfg.adu_per_photon ? *m_cfg.adu_per_photon : integer_type || fractional == 0 ? 1 : 0;
+    if (m_data.adu_per_photon == 0)
+      m_log.info(fmt::format(
+          "reconstruct: {}: the frames are not photon counts ({} with fractions in {:.3g} % of the pixels), so "
+          "their counting noise is not known: DM's power bound follows PtyPy's alone and costs are not compared "
+          "with the noise; give --adu-per-photon (units per photon) if it is known",
+          m_input, type, 100 * fractional / (double(m_layout.info.frames) * m_data.detector() * m_data.detector())));
+    return m_data.adu_per_photon;
+  }
+
   // Every file frame's counts (collective); sorts the frames into kept and
   // empty ones and warns about low counts and saturation.
   std::vector<double> check_counts() {
@@ -228,10 +246,11 @@ class ViewRun {
     double mean_counts = 0;
     for (std::size_t n : m_kept) mean_counts += counts[n];
     mean_counts /= double(m_kept.size());
-    if (mean_counts < 100)
-      m_log.warn(fmt::format("{}: only {:.3g} counts per frame on average (over measured pixels): very low for "
+    double const adu = set_adu_per_photon();
+    if (adu > 0 && mean_counts / adu < 100)
+      m_log.warn(fmt::format("{}: only {:.3g} {} per frame on average (over measured pixels): very low for "
                              "ptychography; check the data (units, background subtraction, binning)",
-                             m_input, mean_counts));
+                             m_input, mean_counts / adu, m_cfg.adu_per_photon ? "photons" : "counts"));
     if (at[0] > 0)
       m_log.warn(fmt::format("{}: {:.0f} pixels hold {:.0f}, the largest {} value: saturated (or unmasked bad) "
                              "pixels bias the reconstruction; mask them (--mask-above {:.0f}, or the file's or a "
@@ -602,7 +621,8 @@ class ViewRun {
           "the final cost is {:.2g} times what counting noise alone leaves ({:.5g} against {:.5g} per frame): the "
           "model does not explain much of the frames; a flux that varied between frames or a background: "
           "--refine-intensities, --refine-background; if the object looks wrong: the probe's size "
-          "(--probe-diameter) or a probe (--probe), the geometry (ptyko info), --solver dm",
+          "(--probe-diameter) or a probe (--probe), the geometry (ptyko info), --solver dm; frames in detector "
+          "units, not photons: --adu-per-photon",
           *measured / floor, *measured, floor));
     for (auto const& p : pictures) m_log.info("reconstruct: wrote " + p);
     if (m_guess.extent(0) == 0 && m_probe.extent(0) > 0)

@@ -60,6 +60,21 @@ std::size_t count_at_least(ExecSpace const& space, Frames const& frames, float t
   return count;
 }
 
+/// Number of values that are not whole numbers (0 for integer frames,
+/// without a pass). Blocking.
+template <class ExecSpace, class Frames>
+std::size_t count_fractional(ExecSpace const& space, Frames const& frames) {
+  using V = typename Frames::non_const_value_type;
+  std::size_t count = 0;
+  if constexpr (std::is_floating_point_v<V>) {
+    auto const* v = frames.data();
+    Kokkos::parallel_reduce(
+        "ptyko::frame_stats::count_fractional", Kokkos::RangePolicy<ExecSpace>(space, 0, frames.span()),
+        KOKKOS_LAMBDA(std::size_t k, std::size_t & c) { c += math::floor(v[k]) != v[k] ? 1 : 0; }, count);
+  }
+  return count;
+}
+
 /// out(i, j) = the largest frames(f, i, j) over f. Non-blocking. Host
 /// spaces: one detector row per work item, frames in order, so that each
 /// frame's row is read contiguously; devices: one pixel per work item,
@@ -146,6 +161,11 @@ std::size_t count_pixels_at_least(ExecSpace const& space, LocalData<T, ExecSpace
 }
 
 template <class T, class ExecSpace>
+std::size_t count_fractional_pixels(ExecSpace const& space, LocalData<T, ExecSpace> const& data) {
+  return data.frames.visit([&](auto const& frames) { return impl::count_fractional(space, frames); });
+}
+
+template <class T, class ExecSpace>
 std::vector<float> pixel_maxima(ExecSpace const& space, LocalData<T, ExecSpace> const& data) {
   using Mem = typename ExecSpace::memory_space;
   int const D = data.detector();
@@ -193,6 +213,7 @@ LocalData<T, ExecSpace> select_frames(ExecSpace const& space, LocalData<T, ExecS
   LocalData<T, ExecSpace> out = data;  // the tile origin and the mask as they are
   out.frame_ids = new_ids;
   out.global_frames = global_frames;
+  out.adu_per_photon = data.adu_per_photon;
   out.positions =
       PositionView<T, Mem>(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::LocalData::positions"), k);
   IndexView<Mem> idx(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "ptyko::select_frames::keep"), k);
@@ -218,6 +239,8 @@ LocalData<T, ExecSpace> select_frames(ExecSpace const& space, LocalData<T, ExecS
                                                                     LocalData<T, Kokkos::DefaultExecutionSpace> const&); \
   template std::size_t count_pixels_at_least<T, Kokkos::DefaultExecutionSpace>(                               \
       Kokkos::DefaultExecutionSpace const&, LocalData<T, Kokkos::DefaultExecutionSpace> const&, float);        \
+  template std::size_t count_fractional_pixels<T, Kokkos::DefaultExecutionSpace>(                             \
+      Kokkos::DefaultExecutionSpace const&, LocalData<T, Kokkos::DefaultExecutionSpace> const&);               \
   template std::vector<float> pixel_maxima<T, Kokkos::DefaultExecutionSpace>(                                 \
       Kokkos::DefaultExecutionSpace const&, LocalData<T, Kokkos::DefaultExecutionSpace> const&);               \
   template void mask_pixels<T, Kokkos::DefaultExecutionSpace>(Kokkos::DefaultExecutionSpace const&,            \

@@ -57,4 +57,10 @@ double counting_noise_floor(std::vector<double> const& pattern, NoiseModel noise
   return floor;
 }
 
+double counting_noise_floor_of(std::vector<double> pattern, NoiseModel noise, double adu_per_photon) {
+  if (!(adu_per_photon > 0)) return 0;
+  for (double& l : pattern) l /= adu_per_photon;
+  return adu_per_photon * counting_noise_floor(pattern, noise);
+}
+
 }  // namespace ptyko

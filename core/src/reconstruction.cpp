@@ -138,7 +138,7 @@ Reconstruction<T, ExecSpace>::Reconstruction(ExecSpace const& space, LocalData<T
   for (auto const& b : m_batches) max_local = std::max(max_local, int(b.local.extent(0)));
   auto const [pattern, power] = mean_pattern(m_space, m_data, m_sync);
   m_power = power;
-  m_noise_floor = ptyko::counting_noise_floor(pattern, m_options.noise);
+  m_noise_floor = counting_noise_floor_of(pattern, m_options.noise, m_data.adu_per_photon);
   if (m_data.mask.extent(0) > 0)
     m_masked_power = std::make_unique<MaskedPower<T, ExecSpace>>(m_space, m_state.modes(), m_data.detector());
   // Refined intensities scale the frames, which are then floats (before the

@@ -77,4 +77,26 @@ void check_statistics(unsigned seed) {
 TEST(FrameStats, Counts) { check_statistics<std::uint16_t>(1); }
 TEST(FrameStats, Floats) { check_statistics<float>(2); }
 
+// Frames of whole numbers count photons; floats with fractions do not
+// (their photons per unit are then unknown). Counted over every pixel.
+TEST(FrameStats, FractionalPixels) {
+  Exec space;
+  LocalData<float, Exec> data;
+  data.frames = FrameStack<Mem>(random_frames<std::uint16_t>(3).first);
+  EXPECT_EQ(count_fractional_pixels(space, data), 0u);
+
+  Kokkos::View<float***, Kokkos::LayoutRight, Mem> frames("frames", N, D, D);
+  auto h = Kokkos::create_mirror_view(frames);
+  for (std::size_t k = 0; k < h.span(); ++k) h.data()[k] = float(k % 50000);  // whole numbers, 0 included
+  h(0, 0, 0) = 0.5f;
+  h(N - 1, D - 1, D - 1) = 70000.25f;
+  h(3, 4, 5) = 1e-4f;
+  Kokkos::deep_copy(frames, h);  // host -> device: test frames
+  data.frames = FrameStack<Mem>(frames);
+  EXPECT_EQ(count_fractional_pixels(space, data), 3u);
+  for (std::size_t k = 0; k < h.span(); ++k) h.data()[k] = float(k % 7) * 1e5f;  // large whole numbers
+  Kokkos::deep_copy(frames, h);  // host -> device: test frames
+  EXPECT_EQ(count_fractional_pixels(space, data), 0u);
+}
+
 }  // namespace

@@ -60,4 +60,32 @@ TEST(NoiseFloor, SumsThePattern) {
   EXPECT_GT(expected, 0.5);  // two pixels near 1/4, two less
 }
 
+// Frames in detector units of g per photon: a pixel of g d units costs g
+// times what d photons cost, under either model (checked against Poisson
+// draws scaled by g); unknown units (0) compare with nothing.
+TEST(NoiseFloor, DetectorUnitsPerPhoton) {
+  std::vector<double> const photons = {0, 0.5, 7, 250, 0, 3};
+  for (NoiseModel noise : {NoiseModel::gaussian, NoiseModel::poisson}) {
+    EXPECT_DOUBLE_EQ(counting_noise_floor_of(photons, noise, 1), counting_noise_floor(photons, noise));
+    for (double g : {0.01, 12.5}) {
+      std::vector<double> units = photons;
+      for (double& l : units) l *= g;
+      EXPECT_NEAR(counting_noise_floor_of(units, noise, g), g * counting_noise_floor(photons, noise),
+                  1e-12 * g * counting_noise_floor(photons, noise));
+    }
+    EXPECT_EQ(counting_noise_floor_of(photons, noise, 0), 0.0);
+  }
+  // The gaussian (amplitude) cost of g d units about g l, by draws.
+  std::mt19937_64 gen(5);
+  double const g = 12.5, l = 3.0;
+  std::poisson_distribution<int> draw(l);
+  double sum = 0;
+  int const n = 400000;
+  for (int k = 0; k < n; ++k) {
+    double const r = std::sqrt(g * draw(gen)) - std::sqrt(g * l);
+    sum += r * r;
+  }
+  EXPECT_NEAR(counting_noise_floor_of({g * l}, NoiseModel::gaussian, g), sum / n, 0.01 * sum / n);
+}
+
 }  // namespace

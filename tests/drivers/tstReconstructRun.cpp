@@ -196,6 +196,41 @@ TEST_F(Run, FourierRelaxOption) {
   EXPECT_TRUE(contains(read_result(file("dm0.h5")).config, "\nfourier_relax = 0.0\n"));
 }
 
+// Frames in photons, detector units or unknown units: integer frames are
+// counts; floats with fractions have no known counting noise (nothing is
+// compared with it, and the run says so) unless --adu-per-photon gives their
+// units, whose noise is then that of the photons times the units.
+TEST_F(Run, PhotonsPerDetectorUnit) {
+  auto const noise_of = [&](std::string const& name) { return read_result(file(name)).counting_noise_cost; };
+  std::vector<std::string> const common{"--epochs", "2", "--no-images"};
+  auto with = [&](std::vector<std::string> a) {
+    a.insert(a.end(), common.begin(), common.end());
+    return a;
+  };
+  auto const counts = ok(with({"reconstruct", "scan.cxi", "-o", "counts.h5"}));
+  EXPECT_FALSE(contains(counts.out, "not photon counts")) << counts.out;
+  EXPECT_TRUE(contains(counts.out, "x counting noise)")) << counts.out;
+  double const photons = noise_of("counts.h5");
+  EXPECT_GT(photons, 0);
+
+  TestCxi scaled = simulated();
+  for (float& v : scaled.frames) v *= 0.37f;
+  scaled.write(file("scaled.cxi"));
+  auto const unknown = ok(with({"reconstruct", "scaled.cxi", "-o", "unknown.h5"}));
+  EXPECT_TRUE(contains(unknown.out, "scaled.cxi: the frames are not photon counts (float32 with fractions"))
+      << unknown.out;
+  EXPECT_FALSE(contains(unknown.out, "x counting noise")) << unknown.out;
+  EXPECT_EQ(noise_of("unknown.h5"), 0.0);  // not stored
+
+  auto const told = ok(with({"reconstruct", "scaled.cxi", "-o", "told.h5", "--adu-per-photon", "0.37"}));
+  EXPECT_FALSE(contains(told.out, "not photon counts")) << told.out;
+  EXPECT_NEAR(noise_of("told.h5"), 0.37 * photons, 1e-5 * photons);
+  EXPECT_TRUE(contains(read_result(file("told.h5")).config, "\nadu_per_photon = 0.37\n"));
+
+  expect_rejected({"reconstruct", "scan.cxi", "-o", "x.h5", "--adu-per-photon", "0"},
+                  {"--adu-per-photon must be > 0", "got 0"});
+}
+
 // DM measures the model cost every --cost-every epochs and at the last:
 // the lines between show "cost -", the result keeps NaN there, and the run
 // ends with a measured cost.

@@ -27,6 +27,13 @@ FrameStats frame_stats(ExecSpace const& space, LocalData<T, ExecSpace> const& da
 template <class T, class ExecSpace>
 std::size_t count_pixels_at_least(ExecSpace const& space, LocalData<T, ExecSpace> const& data, float threshold);
 
+/// Number of pixel values of `data`'s frames that are not whole numbers: 0
+/// for frames of counts, many for frames that were normalised, flat-fielded
+/// or dark-subtracted as floats (their photons per unit then unknown).
+/// Blocking.
+template <class T, class ExecSpace>
+std::size_t count_fractional_pixels(ExecSpace const& space, LocalData<T, ExecSpace> const& data);
+
 /// The largest value of each detector pixel over `data`'s frames: D * D
 /// values, row-major, corner-centred as the frames are held (0 without
 /// frames). Blocking.

@@ -29,4 +29,11 @@ double counting_noise_cost(double expected_counts, NoiseModel noise);
 /// (counts per pixel; masked pixels hold 0 and add nothing).
 double counting_noise_floor(std::vector<double> const& pattern, NoiseModel noise);
 
+/// The same for frames in detector units of `adu_per_photon` each: a pixel
+/// of g d units (d photons) costs g times what d photons cost under either
+/// model (sqrt(g d) - sqrt(g l) = sqrt(g) (sqrt(d) - sqrt(l)); g (l - d - d
+/// log(l / d))), so the floor is g times the photons' floor. 0 when
+/// `adu_per_photon` is 0 (not known).
+double counting_noise_floor_of(std::vector<double> pattern, NoiseModel noise, double adu_per_photon);
+
 }  // namespace ptyko

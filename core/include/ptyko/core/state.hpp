@@ -34,6 +34,11 @@ struct LocalData {
   std::vector<std::size_t> frame_ids;
   /// Global number of frames over all ranks.
   std::size_t global_frames = 0;
+  /// Detector units per photon (an integrating detector's gain; 1 for
+  /// photon counts): the frames' counting noise, and so every comparison of
+  /// a cost with it (noise_floor.hpp), is computed in photons. 0: not known
+  /// (float frames that are not counts), and nothing is compared with it.
+  double adu_per_photon = 1;
 
   int local_frames() const { return int(frames.extent(0)); }
   int detector() const { return int(frames.extent(1)); }
