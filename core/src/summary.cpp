@@ -51,6 +51,8 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
           moment_y += v * y;
           moment_x += v * x;
           s.max_pixel = std::max(s.max_pixel, v);
+          s.fractional_pixels += v != std::floor(v);
+          ++s.measured_values;
         }
       s.counts_min = std::min(s.counts_min, counts);
       s.counts_max = std::max(s.counts_max, counts);
@@ -109,6 +111,13 @@ std::string format_summary(DatasetSummary const& s) {
   }
   line("counts per frame", fmt::format("mean {:.4g}, min {:.4g}, max {:.4g}", s.counts_mean, s.counts_min, s.counts_max));
   line("brightest pixel", fmt::format("{:.6g}", s.max_pixel));
+  bool const integer_type = i.data_type.rfind("int", 0) == 0 || i.data_type.rfind("uint", 0) == 0;
+  double const fractional = double(s.fractional_pixels) / double(std::max<std::size_t>(1, s.measured_values));
+  line("photons", integer_type || s.fractional_pixels == 0
+                      ? std::string("taken as counts (whole numbers); --adu-per-photon G for G detector units each")
+                      : fmt::format("unknown: {:.3g} % of the values hold fractions; --adu-per-photon G if G units "
+                                    "make one photon",
+                                    100.0 * fractional));
   line("intensity centre", fmt::format("(y, x) = ({:.1f}, {:.1f}) of the stored frames (their centre: {}, {})",
                                        s.centroid_y, s.centroid_x, i.stored_ny / 2, i.stored_nx / 2));
   if (s.empty_frames) line("empty frames", fmt::format("{}", s.empty_frames));

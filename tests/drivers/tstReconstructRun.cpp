@@ -221,6 +221,8 @@ TEST_F(Run, PhotonsPerDetectorUnit) {
       << unknown.out;
   EXPECT_FALSE(contains(unknown.out, "x counting noise")) << unknown.out;
   EXPECT_EQ(noise_of("unknown.h5"), 0.0);  // not stored
+  EXPECT_TRUE(contains(ok({"info", "scaled.cxi"}).out, "photons                unknown: "));
+  EXPECT_TRUE(contains(ok({"info", "scan.cxi"}).out, "photons                taken as counts"));
 
   auto const told = ok(with({"reconstruct", "scaled.cxi", "-o", "told.h5", "--adu-per-photon", "0.37"}));
   EXPECT_FALSE(contains(told.out, "not photon counts")) << told.out;

@@ -17,6 +17,9 @@ struct DatasetSummary {
   // Counts per frame over measured pixels.
   double counts_mean = 0, counts_min = 0, counts_max = 0, max_pixel = 0;
   std::size_t empty_frames = 0;
+  /// Measured pixel values that are not whole numbers (frames normalised or
+  /// corrected as floats: not photon counts, --adu-per-photon).
+  std::size_t fractional_pixels = 0, measured_values = 0;
   double mask_coverage = 1;  ///< fraction of detector pixels measured
   /// Centre of intensity of all frames (measured pixels), stored (y, x)
   /// pixels: where the beam is, for --crop-centre-y/-x (CXI files centre it
