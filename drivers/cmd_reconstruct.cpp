@@ -150,6 +150,8 @@ int reconstruct(parallel::Environment& env, ReconstructArgs const& args) {
     if (env.rank() == 0) fmt::print("{}", to_toml(cfg, true));
     return 0;
   }
+  if (env.rank() == 0)
+    for (auto const& line : unused_options(cfg, args.given)) fmt::print(stderr, "ptyko: warning: {}\n", line);
   if (!ignored_probe.empty() && env.rank() == 0)
     fmt::print(stderr,
                "ptyko: warning: --probe {}: not used: a resumed run continues the probe of {} (--modes may add or "

@@ -780,6 +780,27 @@ RunConfig resolved_config(RunConfig const& cfg, SolverOptions const& s, std::str
   return r;
 }
 
+std::vector<std::string> unused_options(RunConfig const& c, std::set<std::string> const& given) {
+  struct Use {
+    char const* id;
+    char const* flag;
+    std::vector<std::string> solvers;
+  };
+  static std::vector<Use> const uses = {
+      {"solver.alpha", "--alpha", {"rpie", "epie", "lsqml"}},
+      {"solver.beta", "--beta", {"rpie", "epie", "lsqml", "raar"}},  // DM is RAAR with beta 1
+      {"solver.illumination", "--illumination", {"rpie", "epie", "lsqml"}},
+      {"solver.fourier_relax", "--fourier-relax", {"dm", "raar"}},
+      {"solver.cost_every", "--cost-every", {"dm", "raar"}},
+      {"solver.overlap_passes", "--overlap-passes", {"dm", "raar"}},
+  };
+  std::vector<std::string> out;
+  for (Use const& u : uses)
+    if (given.count(u.id) && !in(c.solver.solver, u.solvers))
+      out.push_back(fmt::format("{} is not used by {} (only by {})", u.flag, c.solver.solver, joined(u.solvers)));
+  return out;
+}
+
 void forget_solver_defaults(RunConfig& c) {
   c.batch_size.reset();
   c.alpha.reset();

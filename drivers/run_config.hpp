@@ -107,6 +107,11 @@ std::string absolute_file_spec(std::string const& spec);
 RunConfig resolved_config(RunConfig const& cfg, SolverOptions const& resolved, std::string const& input,
                           std::string const& output);
 
+/// One line for each option given on the command line (`given`, as
+/// ReconstructArgs holds them) that the run's solver does not use, e.g.
+/// "--alpha is not used by dm (only by rpie, epie, lsqml)".
+std::vector<std::string> unused_options(RunConfig const& cfg, std::set<std::string> const& given);
+
 /// Makes the options whose defaults depend on the solver (batch size, alpha,
 /// beta, momentum, the probe's first update, the Fourier power bound) absent
 /// again. A checkpoint stores them resolved for the solver it ran; a run

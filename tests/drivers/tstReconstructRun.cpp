@@ -233,6 +233,22 @@ TEST_F(Run, PhotonsPerDetectorUnit) {
                   {"--adu-per-photon must be > 0", "got 0"});
 }
 
+// An option the solver does not use is named on the command line, not
+// silently dropped (DM's beta is 1 whatever --beta says).
+TEST_F(Run, OptionsTheSolverDoesNotUseAreNamed) {
+  auto const dm = ok({"reconstruct", "scan.cxi", "-o", "dm.h5", "--solver", "dm", "--epochs", "1", "-q", "--no-images",
+                      "--alpha", "0.3", "--beta", "0.5", "--cost-every", "2"});
+  EXPECT_TRUE(contains(dm.err, "ptyko: warning: --alpha is not used by dm (only by rpie, epie or lsqml)\n")) << dm.err;
+  EXPECT_TRUE(contains(dm.err, "ptyko: warning: --beta is not used by dm (only by rpie, epie, lsqml or raar)\n"))
+      << dm.err;
+  EXPECT_FALSE(contains(dm.err, "--cost-every")) << dm.err;
+  auto const lsqml = ok({"reconstruct", "scan.cxi", "-o", "l.h5", "--epochs", "1", "-q", "--no-images", "--beta", "0.2",
+                         "--fourier-relax", "0.1", "--overlap-passes", "2"});
+  EXPECT_TRUE(contains(lsqml.err, "--fourier-relax is not used by lsqml (only by dm or raar)")) << lsqml.err;
+  EXPECT_TRUE(contains(lsqml.err, "--overlap-passes is not used by lsqml")) << lsqml.err;
+  EXPECT_FALSE(contains(lsqml.err, "--beta")) << lsqml.err;
+}
+
 // DM measures the model cost every --cost-every epochs and at the last:
 // the lines between show "cost -", the result keeps NaN there, and the run
 // ends with a measured cost.
