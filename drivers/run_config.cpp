@@ -798,6 +798,33 @@ std::vector<std::string> unused_options(RunConfig const& c, std::set<std::string
   for (Use const& u : uses)
     if (given.count(u.id) && !in(c.solver.solver, u.solvers))
       out.push_back(fmt::format("{} is not used by {} (only by {})", u.flag, c.solver.solver, joined(u.solvers)));
+  // Options of a refinement or of the probe's update, without it.
+  struct Needs {
+    std::vector<std::pair<char const*, char const*>> options;  // id, flag
+    bool on;
+    char const* what;
+  };
+  SolverOptions const& o = c.solver;
+  std::vector<Needs> const needs = {
+      {{{"positions.refine_start", "--refine-start"},
+        {"positions.refine_every", "--refine-every"},
+        {"positions.refine_step", "--refine-step"},
+        {"positions.refine_max_shift", "--refine-max-shift"}},
+       o.refine_positions,
+       "--refine-positions"},
+      {{{"intensities.start", "--intensities-start"}, {"intensities.every", "--intensities-every"}},
+       o.refine_intensities,
+       "--refine-intensities"},
+      {{{"background.start", "--background-start"}, {"background.every", "--background-every"}},
+       o.refine_background,
+       "--refine-background"},
+      {{{"probe.update_start", "--probe-update-start"}, {"probe.support", "--probe-support"}},
+       o.update_probe,
+       "the probe's update (drop --no-probe-update)"},
+  };
+  for (Needs const& n : needs)
+    for (auto const& [id, flag] : n.options)
+      if (given.count(id) && !n.on) out.push_back(fmt::format("{} is not used without {}", flag, n.what));
   return out;
 }
 

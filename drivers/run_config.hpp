@@ -108,8 +108,9 @@ RunConfig resolved_config(RunConfig const& cfg, SolverOptions const& resolved, s
                           std::string const& output);
 
 /// One line for each option given on the command line (`given`, as
-/// ReconstructArgs holds them) that the run's solver does not use, e.g.
-/// "--alpha is not used by dm (only by rpie, epie, lsqml)".
+/// ReconstructArgs holds them) that the run does not use: one its solver
+/// does not take ("--alpha is not used by dm (only by rpie, epie or
+/// lsqml)"), or one of a refinement or of the probe's update without it.
 std::vector<std::string> unused_options(RunConfig const& cfg, std::set<std::string> const& given);
 
 /// Makes the options whose defaults depend on the solver (batch size, alpha,

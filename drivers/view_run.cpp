@@ -322,6 +322,10 @@ class ViewRun {
       m_log.warn(fmt::format("--probe-focus {}: the probe starts from the given guess, so the side of the focus is "
                              "the guess's; --probe-focus only places a probe computed from the data",
                              m_cfg.probe_focus));
+    if (m_guess.extent(0) > 0 && m_cfg.probe_diameter > 0)
+      m_log.warn(fmt::format("--probe-diameter {}: the probe starts from the given guess, whose size is its own; "
+                             "--probe-diameter only sizes a probe computed from the data",
+                             m_cfg.probe_diameter));
     m_start_diameter = m_cfg.probe_diameter;
     if (m_guess.extent(0) == 0 && (focus == ProbeFocus::automatic || m_start_diameter <= 0)) {
       // The data choose what the options leave open (core/probe_focus.hpp).

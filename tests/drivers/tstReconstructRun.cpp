@@ -247,6 +247,17 @@ TEST_F(Run, OptionsTheSolverDoesNotUseAreNamed) {
   EXPECT_TRUE(contains(lsqml.err, "--fourier-relax is not used by lsqml (only by dm or raar)")) << lsqml.err;
   EXPECT_TRUE(contains(lsqml.err, "--overlap-passes is not used by lsqml")) << lsqml.err;
   EXPECT_FALSE(contains(lsqml.err, "--beta")) << lsqml.err;
+  // Options of a refinement, or of the probe's update, without it.
+  auto const without = ok({"reconstruct", "scan.cxi", "-o", "w.h5", "--epochs", "1", "-q", "--no-images",
+                           "--refine-step", "1", "--background-every", "3", "--no-probe-update", "--probe-support",
+                           "5"});
+  for (auto const* line : {"--refine-step is not used without --refine-positions",
+                           "--background-every is not used without --refine-background",
+                           "--probe-support is not used without the probe's update"})
+    EXPECT_TRUE(contains(without.err, line)) << without.err;
+  auto const with = ok({"reconstruct", "scan.cxi", "-o", "w.h5", "--epochs", "1", "-q", "--no-images",
+                        "--refine-positions", "--refine-step", "1", "--probe-support", "5"});
+  EXPECT_FALSE(contains(with.err, "warning")) << with.err;
 }
 
 // DM measures the model cost every --cost-every epochs and at the last:
