@@ -19,6 +19,7 @@ void add_info(CLI::App& app, Action& action) {
   auto conv = std::make_shared<PositionConvention>();
   auto crop = std::make_shared<FrameCrop>();
   auto mask = std::make_shared<MaskFile>();
+  auto geometry = std::make_shared<GeometryOverride>();
   cmd->add_option("file", *path, "CXI file")->required();
   cmd->add_flag("--flip-x", conv->flip_x, "Negate x translations (files with the opposite sign)");
   cmd->add_flag("--flip-y", conv->flip_y, "Negate y translations");
@@ -33,13 +34,16 @@ void add_info(CLI::App& app, Action& action) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--mask", mask->spec, "Add the detector mask of FILE[:DATASET] (HDF5; nonzero = bad pixel)");
   cmd->add_flag("--mask-invert", mask->invert, "The --mask file marks measured pixels nonzero");
-  cmd->callback([&action, path, conv, crop, mask] {
+  cmd->add_option("--energy-kev", geometry->energy_kev, "Photon energy in keV instead of the file's");
+  cmd->add_option("--distance", geometry->distance_m, "Sample-detector distance in metres instead of the file's");
+  cmd->add_option("--pixel-size", geometry->pixel_size_m, "Detector pixel size in metres instead of the file's");
+  cmd->callback([&action, path, conv, crop, mask, geometry] {
     PTYKO_REQUIRE(crop->size > 0 || (!crop->centre_y && !crop->centre_x),
                   "--crop-centre-y/-x place the --crop window: give --crop N too");
     PTYKO_REQUIRE(!crop->find_beam || (!crop->centre_y && !crop->centre_x),
                   "--find-beam and --crop-centre-y/-x both place the window: give one of them");
-    action = [path, conv, crop, mask](parallel::Environment& env) {
-      if (env.rank() == 0) fmt::print("{}", format_summary(summarize_cxi(*path, *conv, *crop, *mask)));
+    action = [path, conv, crop, mask, geometry](parallel::Environment& env) {
+      if (env.rank() == 0) fmt::print("{}", format_summary(summarize_cxi(*path, *conv, *crop, *mask, *geometry)));
       return 0;
     };
   });

@@ -289,6 +289,15 @@ std::vector<OptionDef> const& options() {
     t.push_back(option("", "bin", "--bin",
         "Sum B x B detector pixels into one (after --crop, which B must divide; oversampled data)",
         [](RunConfig& c) -> auto& { return c.load.crop.bin; }));
+    t.push_back(option("", "energy_kev", "--energy-kev",
+        "Photon energy in keV instead of the file's (a file without it, or holding it in other units)",
+        [](RunConfig& c) -> auto& { return c.load.geometry.energy_kev; }, Flag::none, "8.0"));
+    t.push_back(option("", "distance", "--distance",
+        "Sample-detector distance in metres instead of the file's",
+        [](RunConfig& c) -> auto& { return c.load.geometry.distance_m; }, Flag::none, "5.0"));
+    t.push_back(option("", "pixel_size", "--pixel-size",
+        "Detector pixel size in metres (both axes) instead of the file's",
+        [](RunConfig& c) -> auto& { return c.load.geometry.pixel_size_m; }, Flag::none, "75e-6"));
     t.push_back(option("", "adu_per_photon", "--adu-per-photon",
         "Detector units per photon (an integrating detector's gain, frames scaled to a flux): the counting "
         "noise DM's power bound, momentum and the cost's report go by (default: 1 for frames of whole "

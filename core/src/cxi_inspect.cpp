@@ -307,19 +307,19 @@ Geometry CxiInfo::geometry() const {
                   " J: it must be a positive energy in joules");
     PTYKO_REQUIRE(*energy_joule <= k_max_energy_joule, path, ": ", epath, " is ", *energy_joule,
                   " J, far too high for a photon: CXI stores the energy in joules (8 keV is 1.2817e-15 J); if the "
-                  "file holds eV, multiply by 1.602176634e-19 or give the dataset units = \"eV\"");
+                  "file holds eV, multiply by 1.602176634e-19, give the dataset units = \"eV\" or give --energy-kev");
     g.wavelength_m = wavelength_from_energy(*energy_joule);
   } else {
     PTYKO_FAIL(path, ": neither ", k_energy, " nor ", k_wavelength,
-               " is present: add one (energy in J or wavelength in m)");
+               " is present: add one (energy in J or wavelength in m) or give --energy-kev");
   }
   PTYKO_REQUIRE(distance_m.has_value(), path, ": ", k_distance,
-                " is missing: add the sample-detector distance in metres");
+                " is missing: add the sample-detector distance in metres or give --distance");
   PTYKO_REQUIRE(*distance_m > 0, path, ": ", k_distance, " is ", *distance_m,
                 " m: it must be a positive sample-detector distance in metres");
   g.distance_m = *distance_m;
   PTYKO_REQUIRE(pixel_size_x_m || pixel_size_y_m, path, ": neither ", k_pixel_x, " nor ", k_pixel_y,
-                " is present: add the detector pixel size in metres");
+                " is present: add the detector pixel size in metres or give --pixel-size");
   // Square pixels are the rule: one size stands for both.
   g.pixel_size_x_m = pixel_size_x_m ? *pixel_size_x_m : *pixel_size_y_m;
   g.pixel_size_y_m = pixel_size_y_m ? *pixel_size_y_m : *pixel_size_x_m;
@@ -332,6 +332,25 @@ Geometry CxiInfo::geometry() const {
   g.detector_size = nx;
   g.validate(path.c_str());
   return g;
+}
+
+void cxi_override_geometry(CxiInfo& info, GeometryOverride const& given) {
+  auto const positive = [](std::optional<double> const& v, char const* option, char const* unit) {
+    PTYKO_REQUIRE(!v || (std::isfinite(*v) && *v > 0), option, " must be a positive ", unit, ", got ", v.value_or(0));
+  };
+  positive(given.energy_kev, "--energy-kev", "photon energy in keV");
+  positive(given.distance_m, "--distance", "sample-detector distance in metres");
+  positive(given.pixel_size_m, "--pixel-size", "detector pixel size in metres");
+  if (given.energy_kev) {
+    PTYKO_REQUIRE(*given.energy_kev >= 0.1 && *given.energy_kev <= 1000, "--energy-kev ", *given.energy_kev,
+                  ": the photon energy in keV (0.1 to 1000; 8 keV is 1.55 angstrom)");
+    info.energy_joule = *given.energy_kev * 1.602176634e-16;
+    info.wavelength_m.reset();  // the file's wavelength would win over the given energy
+    info.energy_given = true;
+  }
+  if (given.distance_m) info.distance_m = *given.distance_m, info.distance_given = true;
+  if (given.pixel_size_m)
+    info.pixel_size_x_m = info.pixel_size_y_m = *given.pixel_size_m, info.pixel_size_given = true;
 }
 
 std::array<double, 2> CxiInfo::stored_position(double y, double x) const {

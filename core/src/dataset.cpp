@@ -23,6 +23,7 @@ ScanLayout read_scan_layout(std::string const& path, LoadOptions const& options)
   if (!options.mask.spec.empty()) cxi_add_mask_file(layout.info, options.mask);
   if (!options.use_dark) layout.info.has_dark = false;
   if (!options.use_monitor) layout.info.monitor_scale.clear();
+  cxi_override_geometry(layout.info, options.geometry);
   layout.geometry = layout.info.geometry();
   auto positions_m = probe_positions_from_translations(cxi_read_translations(layout.info), options.convention);
   PTYKO_REQUIRE(positions_m.size() == layout.info.frames, path, ": ", positions_m.size(),

@@ -13,10 +13,11 @@
 namespace ptyko {
 
 DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& conv, FrameCrop const& crop,
-                             MaskFile const& mask_file) {
+                             MaskFile const& mask_file, GeometryOverride const& given) {
   DatasetSummary s;
   s.info = cxi_inspect(path, crop);
   if (!mask_file.spec.empty()) cxi_add_mask_file(s.info, mask_file);
+  cxi_override_geometry(s.info, given);
   CxiInfo const& info = s.info;
   int const D = info.ny;
   try {
@@ -150,10 +151,11 @@ std::string format_summary(DatasetSummary const& s) {
   }
   auto const& g = s.geometry;
   line("energy", fmt::format("{:.4f} keV ({:.6g} J){}", g.energy_joule() / 1.602176634e-16, g.energy_joule(),
-                             i.energy_joule ? "" : " (from wavelength)"));
+                             i.energy_given ? " (--energy-kev)" : i.energy_joule ? "" : " (from wavelength)"));
   line("wavelength", fmt::format("{:.6g} m{}", g.wavelength_m, i.wavelength_m ? "" : " (from energy)"));
-  line("detector distance", fmt::format("{:.6g} m", g.distance_m));
-  line("detector pixel", fmt::format("{:.6g} x {:.6g} m (y x)", g.pixel_size_y_m, g.pixel_size_x_m));
+  line("detector distance", fmt::format("{:.6g} m{}", g.distance_m, i.distance_given ? " (--distance)" : ""));
+  line("detector pixel", fmt::format("{:.6g} x {:.6g} m (y x){}", g.pixel_size_y_m, g.pixel_size_x_m,
+                                     i.pixel_size_given ? " (--pixel-size)" : ""));
   line("object pixel", fmt::format("{:.6g} x {:.6g} m (y x)", g.object_pixel_size_y(), g.object_pixel_size_x()));
   line("scan extent", fmt::format("{:.6g} x {:.6g} m (y x)", s.scan_extent_y_m, s.scan_extent_x_m));
   line("object size", fmt::format("{} x {} pixels", s.object_height, s.object_width));

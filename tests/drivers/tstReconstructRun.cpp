@@ -233,6 +233,44 @@ TEST_F(Run, PhotonsPerDetectorUnit) {
                   {"--adu-per-photon must be > 0", "got 0"});
 }
 
+// The geometry from the command line: a file without its energy and
+// distance reconstructs with --energy-kev and --distance as the complete
+// file does; its errors name the options, and so does `ptyko info`.
+TEST_F(Run, GeometryFromTheCommandLine) {
+  TestCxi bare = simulated();
+  double const kev = *bare.energy / 1.602176634e-16, distance = *bare.distance;
+  bare.energy.reset();
+  bare.distance.reset();
+  bare.write(file("bare.cxi"));
+  auto const exact = [](double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", v);
+    return std::string(text);
+  };
+  std::vector<std::string> const common{"--epochs", "3", "-q", "--no-images"};
+  auto with = [&](std::vector<std::string> a) {
+    a.insert(a.end(), common.begin(), common.end());
+    return a;
+  };
+  expect_rejected(with({"reconstruct", "bare.cxi", "-o", "b.h5"}), {"bare.cxi", "or give --energy-kev"});
+  expect_rejected(with({"reconstruct", "bare.cxi", "-o", "b.h5", "--energy-kev", exact(kev)}),
+                  {"bare.cxi", "or give --distance"});
+  expect_rejected(with({"reconstruct", "bare.cxi", "-o", "b.h5", "--energy-kev", "0.01"}),
+                  {"--energy-kev 0.01", "keV"});
+  expect_rejected(with({"reconstruct", "scan.cxi", "-o", "b.h5", "--pixel-size", "-75e-6"}),
+                  {"--pixel-size must be a positive"});
+
+  ok(with({"reconstruct", "scan.cxi", "-o", "file.h5"}));
+  ok(with({"reconstruct", "bare.cxi", "-o", "given.h5", "--energy-kev", exact(kev), "--distance",
+           exact(distance)}));
+  expect_same_result(file("given.h5"), file("file.h5"), 1e-5);
+  EXPECT_TRUE(contains(read_result(file("given.h5")).config, "\ndistance = "));
+
+  auto const info = ok({"info", "bare.cxi", "--energy-kev", "8", "--distance", "2.5"}).out;
+  EXPECT_TRUE(contains(info, "8.0000 keV (1.28174e-15 J) (--energy-kev)")) << info;
+  EXPECT_TRUE(contains(info, "detector distance      2.5 m (--distance)")) << info;
+}
+
 // An option the solver does not use is named on the command line, not
 // silently dropped (DM's beta is 1 whatever --beta says).
 TEST_F(Run, OptionsTheSolverDoesNotUseAreNamed) {

@@ -60,6 +60,13 @@ struct MaskFile {
   bool invert = false;  ///< the file marks measured pixels nonzero (default: nonzero = bad, as CXI)
 };
 
+/// The geometry given on the command line instead of the file's (a file
+/// that lacks an entry or holds it in other units): photon energy in keV,
+/// sample-detector distance and detector pixel size (both axes) in metres.
+struct GeometryOverride {
+  std::optional<double> energy_kev, distance_m, pixel_size_m;
+};
+
 /// What a CXI file holds, read without loading the frames.
 struct CxiInfo {
   std::string path;
@@ -79,6 +86,8 @@ struct CxiInfo {
   /// NXcxi_ptycho keeps it) or incident_energy (CXI's Beam class) before
   /// source_1's; empty when absent.
   std::string energy_path, wavelength_path;
+  /// The entries that GeometryOverride replaced (cxi_override_geometry).
+  bool energy_given = false, distance_given = false, pixel_size_given = false;
   /// How the stored frames sit against CXI's default detector orientation
   /// (detector_1/basis_vectors; absent: the default). The frames, the mask
   /// and the dark frame are read turned into the default orientation; crop
@@ -142,6 +151,11 @@ CxiInfo cxi_inspect(std::string const& path, FrameCrop const& crop = {});
 /// when either marks it. Checks that it exists, is numeric and has the
 /// stored frames' shape; UserError (naming --mask) otherwise.
 void cxi_add_mask_file(CxiInfo& info, MaskFile const& mask);
+
+/// Replaces the file's energy (and wavelength), distance or pixel size by
+/// those `given` holds; UserError naming the option for values that are
+/// not positive and finite, or an energy outside 0.1-1000 keV.
+void cxi_override_geometry(CxiInfo& info, GeometryOverride const& given);
 
 /// Translations (N rows of x, y, z in metres) as stored: the sample's
 /// translation relative to the beam. (3, N) files are transposed.

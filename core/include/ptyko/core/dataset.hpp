@@ -22,6 +22,7 @@ struct LoadOptions {
   MaskFile mask;               ///< a detector mask from another file (--mask); empty spec: none
   bool use_dark = true;        ///< subtract the file's dark frame (--no-dark: not)
   bool use_monitor = true;     ///< normalise the frames by the file's monitor (--no-monitor: not)
+  GeometryOverride geometry;   ///< --energy-kev, --distance, --pixel-size instead of the file's
   /// Hold the frames as float32 even when they are counts: a run that
   /// scales them (intensity refinement) then never holds both forms.
   bool float_frames = false;

@@ -38,7 +38,8 @@ struct DatasetSummary {
 /// UserError for files that cannot be read as CXI at all.
 /// `mask`: a detector mask from another file (--mask) added to the file's.
 DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& conv = {},
-                             FrameCrop const& crop = {}, MaskFile const& mask = {});
+                             FrameCrop const& crop = {}, MaskFile const& mask = {},
+                             GeometryOverride const& geometry = {});
 
 /// Multi-line human-readable report.
 std::string format_summary(DatasetSummary const& s);
