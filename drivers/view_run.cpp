@@ -211,8 +211,8 @@ class ViewRun {
     double fractional = double(count_fractional_pixels(m_space, m_data));
     m_comm.allreduce(&fractional, 1, Datatype::float64, ReduceOp::sum);
     std::string const& type = m_layout.info.data_type;
-    bool const integer_type = type.rfind("int", 0) == 0 || type.rfind("uint", 0) == 0;
-    m_data.adu_per_photon = m_cfg.adu_per_photon ? *m_cfg.adu_per_photon : integer_type || fractional == 0 ? 1 : 0;
+    m_data.adu_per_photon =
+        m_cfg.adu_per_photon ? *m_cfg.adu_per_photon : is_integer_type(type) || fractional == 0 ? 1 : 0;
     if (m_data.adu_per_photon == 0)
       m_log.info(fmt::format(
           "reconstruct: {}: the frames are not photon counts ({} with fractions in {:.3g} % of the pixels), so "

@@ -344,7 +344,7 @@ void cxi_override_geometry(CxiInfo& info, GeometryOverride const& given) {
   if (given.energy_kev) {
     PTYKO_REQUIRE(*given.energy_kev >= 0.1 && *given.energy_kev <= 1000, "--energy-kev ", *given.energy_kev,
                   ": the photon energy in keV (0.1 to 1000; 8 keV is 1.55 angstrom)");
-    info.energy_joule = *given.energy_kev * 1.602176634e-16;
+    info.energy_joule = *given.energy_kev * 1e3 * electron_volt;
     info.wavelength_m.reset();  // the file's wavelength would win over the given energy
     info.energy_given = true;
   }

@@ -1,5 +1,6 @@
 #include "cxi_units.hpp"
 
+#include <ptyko/core/geometry.hpp>
 #include <ptyko/kernels/error.hpp>
 
 #include <algorithm>
@@ -10,8 +11,6 @@
 namespace ptyko::impl {
 
 namespace {
-
-constexpr double k_electron_volt = 1.602176634e-19;  // J
 
 // Lengths are matched without case ("MM", "Angstrom"); energies keep their
 // case where it decides the prefix (meV against MeV).
@@ -35,10 +34,10 @@ double length_factor(std::string const& unit) {
 double energy_factor(std::string const& unit) {
   static std::vector<std::pair<std::vector<std::string>, double>> const table = {
       {{"J", "j", "joule", "joules", "Joule", "Joules"}, 1.0},
-      {{"eV", "ev", "EV", "electronvolt", "electronvolts"}, k_electron_volt},
-      {{"keV", "kev", "KeV", "KEV"}, 1e3 * k_electron_volt},
-      {{"MeV"}, 1e6 * k_electron_volt},
-      {{"GeV", "gev", "GEV"}, 1e9 * k_electron_volt},
+      {{"eV", "ev", "EV", "electronvolt", "electronvolts"}, electron_volt},
+      {{"keV", "kev", "KeV", "KEV"}, 1e3 * electron_volt},
+      {{"MeV"}, 1e6 * electron_volt},
+      {{"GeV", "gev", "GEV"}, 1e9 * electron_volt},
   };
   for (auto const& [names, factor] : table)
     if (std::find(names.begin(), names.end(), unit) != names.end()) return factor;

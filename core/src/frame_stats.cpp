@@ -203,6 +203,8 @@ double data_type_ceiling(std::string const& t) {
   return 0;
 }
 
+bool is_integer_type(std::string const& t) { return t.rfind("int", 0) == 0 || t.rfind("uint", 0) == 0; }
+
 template <class T, class ExecSpace>
 LocalData<T, ExecSpace> select_frames(ExecSpace const& space, LocalData<T, ExecSpace> const& data,
                                       std::vector<int> const& keep, std::vector<std::size_t> const& new_ids,

@@ -279,7 +279,7 @@ CxiContents simulate(SimulationOptions const& o) {
   int const D = o.detector;
 
   Geometry g;
-  g.wavelength_m = wavelength_from_energy(o.energy_kev * 1e3 * 1.602176634e-19);
+  g.wavelength_m = wavelength_from_energy(o.energy_kev * 1e3 * electron_volt);
   g.distance_m = o.distance_m;
   g.pixel_size_x_m = g.pixel_size_y_m = o.pixel_size_m;
   g.detector_size = D;

@@ -1,5 +1,6 @@
 #include <ptyko/core/scan.hpp>
 #include <ptyko/core/simulate.hpp>
+#include <ptyko/core/frame_stats.hpp>
 #include <ptyko/core/summary.hpp>
 #include <ptyko/kernels/error.hpp>
 
@@ -112,9 +113,8 @@ std::string format_summary(DatasetSummary const& s) {
   }
   line("counts per frame", fmt::format("mean {:.4g}, min {:.4g}, max {:.4g}", s.counts_mean, s.counts_min, s.counts_max));
   line("brightest pixel", fmt::format("{:.6g}", s.max_pixel));
-  bool const integer_type = i.data_type.rfind("int", 0) == 0 || i.data_type.rfind("uint", 0) == 0;
   double const fractional = double(s.fractional_pixels) / double(std::max<std::size_t>(1, s.measured_values));
-  line("photons", integer_type || s.fractional_pixels == 0
+  line("photons", is_integer_type(i.data_type) || s.fractional_pixels == 0
                       ? std::string("taken as counts (whole numbers); --adu-per-photon G for G detector units each")
                       : fmt::format("unknown: {:.3g} % of the values hold fractions; --adu-per-photon G if G units "
                                     "make one photon",
@@ -150,7 +150,7 @@ std::string format_summary(DatasetSummary const& s) {
     return out;
   }
   auto const& g = s.geometry;
-  line("energy", fmt::format("{:.4f} keV ({:.6g} J){}", g.energy_joule() / 1.602176634e-16, g.energy_joule(),
+  line("energy", fmt::format("{:.4f} keV ({:.6g} J){}", g.energy_joule() / (1e3 * electron_volt), g.energy_joule(),
                              i.energy_given ? " (--energy-kev)" : i.energy_joule ? "" : " (from wavelength)"));
   line("wavelength", fmt::format("{:.6g} m{}", g.wavelength_m, i.wavelength_m ? "" : " (from energy)"));
   line("detector distance", fmt::format("{:.6g} m{}", g.distance_m, i.distance_given ? " (--distance)" : ""));

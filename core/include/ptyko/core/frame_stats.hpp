@@ -52,6 +52,10 @@ void mask_pixels(ExecSpace const& space, LocalData<T, ExecSpace>& data, std::vec
 /// floating-point and 64-bit types (no meaningful ceiling).
 double data_type_ceiling(std::string const& data_type);
 
+/// True for a detector's integer data types ("uint16", "int32", ...): frames
+/// stored as counts, whatever a dark frame or monitor later makes of them.
+bool is_integer_type(std::string const& data_type);
+
 /// A copy of `data` with only the local frames `keep` (local indices,
 /// ascending), renumbered: frame keep[k] gets id new_ids[k], and the dataset
 /// counts `global_frames` frames over all ranks. The mask and the tile origin

@@ -17,6 +17,9 @@ namespace ptyko {
 /// Planck constant times the speed of light, in J m.
 inline constexpr double planck_times_c = 6.62607015e-34 * 299792458.0;
 
+/// The electronvolt, in J.
+inline constexpr double electron_volt = 1.602176634e-19;
+
 inline double wavelength_from_energy(double energy_joule) { return planck_times_c / energy_joule; }
 inline double energy_from_wavelength(double wavelength_m) { return planck_times_c / wavelength_m; }
 
