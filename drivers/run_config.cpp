@@ -790,50 +790,42 @@ RunConfig resolved_config(RunConfig const& cfg, SolverOptions const& s, std::str
 }
 
 std::vector<std::string> unused_options(RunConfig const& c, std::set<std::string> const& given) {
-  struct Use {
-    char const* id;
-    char const* flag;
-    std::vector<std::string> solvers;
-  };
-  static std::vector<Use> const uses = {
-      {"solver.alpha", "--alpha", {"rpie", "epie", "lsqml"}},
-      {"solver.beta", "--beta", {"rpie", "epie", "lsqml", "raar"}},  // DM is RAAR with beta 1
-      {"solver.illumination", "--illumination", {"rpie", "epie", "lsqml"}},
-      {"solver.fourier_relax", "--fourier-relax", {"dm", "raar"}},
-      {"solver.cost_every", "--cost-every", {"dm", "raar"}},
-      {"solver.overlap_passes", "--overlap-passes", {"dm", "raar"}},
+  auto const flag_of = [](std::string const& id) {  // the option table's long name
+    for (OptionDef const& d : options())
+      if (d.id() == id) return d.cli.substr(d.cli.rfind(',') + 1);
+    return id;
   };
   std::vector<std::string> out;
-  for (Use const& u : uses)
-    if (given.count(u.id) && !in(c.solver.solver, u.solvers))
-      out.push_back(fmt::format("{} is not used by {} (only by {})", u.flag, c.solver.solver, joined(u.solvers)));
+  // Options that only some solvers take.
+  std::vector<std::pair<char const*, std::vector<std::string>>> const takers = {
+      {"solver.alpha", {"rpie", "epie", "lsqml"}},
+      {"solver.beta", {"rpie", "epie", "lsqml", "raar"}},  // DM is RAAR with beta 1
+      {"solver.illumination", {"rpie", "epie", "lsqml"}},
+      {"solver.fourier_relax", {"dm", "raar"}},
+      {"solver.cost_every", {"dm", "raar"}},
+      {"solver.overlap_passes", {"dm", "raar"}},
+  };
+  for (auto const& [id, solvers] : takers)
+    if (given.count(id) && !in(c.solver.solver, solvers))
+      out.push_back(fmt::format("{} is not used by {} (only by {})", flag_of(id), c.solver.solver, joined(solvers)));
   // Options of a refinement or of the probe's update, without it.
   struct Needs {
-    std::vector<std::pair<char const*, char const*>> options;  // id, flag
+    std::vector<char const*> ids;
     bool on;
     char const* what;
   };
   SolverOptions const& o = c.solver;
   std::vector<Needs> const needs = {
-      {{{"positions.refine_start", "--refine-start"},
-        {"positions.refine_every", "--refine-every"},
-        {"positions.refine_step", "--refine-step"},
-        {"positions.refine_max_shift", "--refine-max-shift"}},
+      {{"positions.refine_start", "positions.refine_every", "positions.refine_step", "positions.refine_max_shift"},
        o.refine_positions,
        "--refine-positions"},
-      {{{"intensities.start", "--intensities-start"}, {"intensities.every", "--intensities-every"}},
-       o.refine_intensities,
-       "--refine-intensities"},
-      {{{"background.start", "--background-start"}, {"background.every", "--background-every"}},
-       o.refine_background,
-       "--refine-background"},
-      {{{"probe.update_start", "--probe-update-start"}, {"probe.support", "--probe-support"}},
-       o.update_probe,
-       "the probe's update (drop --no-probe-update)"},
+      {{"intensities.start", "intensities.every"}, o.refine_intensities, "--refine-intensities"},
+      {{"background.start", "background.every"}, o.refine_background, "--refine-background"},
+      {{"probe.update_start", "probe.support"}, o.update_probe, "the probe's update (drop --no-probe-update)"},
   };
   for (Needs const& n : needs)
-    for (auto const& [id, flag] : n.options)
-      if (given.count(id) && !n.on) out.push_back(fmt::format("{} is not used without {}", flag, n.what));
+    for (char const* id : n.ids)
+      if (given.count(id) && !n.on) out.push_back(fmt::format("{} is not used without {}", flag_of(id), n.what));
   return out;
 }
 
