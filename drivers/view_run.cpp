@@ -190,8 +190,8 @@ class ViewRun {
   // and the frames without counts left out.
   void survey_frames() {
     if (m_cfg.mask_above) mask_pixels_reaching(m_comm, m_space, m_data, *m_cfg.mask_above, m_input, m_log);
-    std::vector<double> const counts = check_counts();
-    if (!m_empty.empty()) skip_empty_frames(counts);
+    check_counts();
+    if (m_kept.size() < file_frames()) skip_frames();
     m_positions.reserve(m_kept.size());
     m_kept_file_positions.reserve(m_kept.size());  // batches and refinement's limit follow the file's
     for (std::size_t n : m_kept) {
@@ -224,7 +224,7 @@ class ViewRun {
 
   // Every file frame's counts (collective); sorts the frames into kept and
   // empty ones and warns about low counts and saturation.
-  std::vector<double> check_counts() {
+  void check_counts() {
     std::size_t const N = file_frames();
     FrameStats const stats = frame_stats(m_space, m_data);
     std::vector<double> counts(N, 0.0);
@@ -237,9 +237,14 @@ class ViewRun {
                     max_value > 0 ? double(count_pixels_at_least(m_space, m_data, float(max_value))) : 0.0};
     m_comm.allreduce(at, 2, Datatype::float64, ReduceOp::sum);
 
-    for (std::size_t n = 0; n < N; ++n) (counts[n] > 0 ? m_kept : m_empty).push_back(n);
+    // Frames without a position in the file are neither kept nor empty.
+    std::vector<char> placed(N, 1);
+    for (std::size_t n : m_layout.unplaced) placed[n] = 0;
+    for (std::size_t n = 0; n < N; ++n)
+      if (placed[n]) (counts[n] > 0 ? m_kept : m_empty).push_back(n);
     agreed(m_comm, [&] {  // every rank decides alike
-      PTYKO_REQUIRE(!m_kept.empty(), m_input, ": all ", N, " frames of ", m_layout.info.data_path,
+      PTYKO_REQUIRE(!m_kept.empty(), m_input, ": all ", m_empty.size(), " frames of ", m_layout.info.data_path,
+                    m_layout.unplaced.empty() ? "" : " with a position",
                     " hold no counts (every measured pixel is 0): nothing to reconstruct; check the file and its "
                     "mask");
     });
@@ -261,21 +266,29 @@ class ViewRun {
                              "detector (or clipped data); mask them (--mask-above {:.6g}, or the file's or a --mask "
                              "file's mask)",
                              m_input, at[1], max_value, max_value));
-    return counts;
   }
 
-  // Renumbers the kept frames 0..K-1 and drops the empty ones from this rank.
-  void skip_empty_frames(std::vector<double> const& counts) {
-    m_log.warn(fmt::format("{}: {} of {} frames hold no counts (frame{} {}): they are skipped", m_input,
-                           m_empty.size(), file_frames(), m_empty.size() > 1 ? "s" : "", frame_list(m_empty)));
-    std::vector<std::size_t> new_id(file_frames(), 0);
+  // Renumbers the kept frames 0..K-1 and drops the others (empty, or
+  // without a position) from this rank.
+  void skip_frames() {
+    auto say = [&](std::vector<std::size_t> const& ids, char const* why) {
+      if (!ids.empty())
+        m_log.warn(fmt::format("{}: {} of {} frames {} (frame{} {}): they are skipped", m_input, ids.size(),
+                               file_frames(), why, ids.size() > 1 ? "s" : "", frame_list(ids)));
+    };
+    say(m_empty, "hold no counts");
+    say(m_layout.unplaced,
+        fmt::format("have no position ({} holds NaN or infinite translations)", m_layout.info.translation_path)
+            .c_str());
+    constexpr std::size_t skipped = std::size_t(-1);
+    std::vector<std::size_t> new_id(file_frames(), skipped);
     for (std::size_t k = 0; k < m_kept.size(); ++k) new_id[m_kept[k]] = k;
     std::vector<int> keep_local;
     std::vector<std::size_t> ids;
     for (int f = 0; f < m_data.local_frames(); ++f)
-      if (counts[m_data.frame_ids[std::size_t(f)]] > 0) {
+      if (std::size_t const id = new_id[m_data.frame_ids[std::size_t(f)]]; id != skipped) {
         keep_local.push_back(f);
-        ids.push_back(new_id[m_data.frame_ids[std::size_t(f)]]);
+        ids.push_back(id);
       }
     m_data = select_frames(m_space, m_data, keep_local, ids, m_kept.size());
   }
@@ -557,7 +570,7 @@ class ViewRun {
                              m_probe.extent(0), m_probe.extent(1), m_probe.extent(2));
       Kokkos::deep_copy(r.object, m_object);  // host -> host: the state's object, left as it is
       Kokkos::deep_copy(r.probe, m_probe);    // host -> host: the state's probe
-      remove_object_phase_ramp(r.object, r.probe, r.positions_px);
+      remove_object_phase_ramp(r.object, r.probe, m_rec->positions());  // where frames lit the object
     }
     if (opts.refine_positions) r.file_positions_px = m_file_positions;
     r.relative_flux = flux;
@@ -659,7 +672,7 @@ class ViewRun {
   Positions m_file_positions;  ///< the file's (m_layout's may be a checkpoint's refined ones)
 
   // 2. survey_frames
-  std::vector<std::size_t> m_kept, m_empty;  ///< file frames with counts, and without
+  std::vector<std::size_t> m_kept, m_empty;  ///< file frames with counts, and without (both with a position)
   Positions m_positions, m_kept_file_positions;  ///< the kept frames' current and file positions
   double m_step = 0;  ///< the scan's typical step, pixels
 

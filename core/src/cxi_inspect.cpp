@@ -401,8 +401,6 @@ std::vector<std::array<double, 3>> cxi_read_translations(CxiInfo const& info) {
   for (std::size_t n = 0; n < info.frames; ++n) {
     for (std::size_t c = 0; c < layout.columns; ++c) {
       double const t = layout.transposed ? v[c * info.frames + n] : v[n * layout.columns + c];
-      PTYKO_REQUIRE(std::isfinite(t), info.path, ": translation ", n, " in ", info.translation_path,
-                    " is not a finite number");
       out[n][c] = t * metres;
     }
   }

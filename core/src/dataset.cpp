@@ -28,8 +28,9 @@ ScanLayout read_scan_layout(std::string const& path, LoadOptions const& options)
   auto positions_m = probe_positions_from_translations(cxi_read_translations(layout.info), options.convention);
   PTYKO_REQUIRE(positions_m.size() == layout.info.frames, path, ": ", positions_m.size(),
                 " translations for ", layout.info.frames, " frames: the counts must match");
+  layout.unplaced = stand_in_missing_positions(positions_m, path + ": " + layout.info.translation_path);
   try {
-    layout.grid = make_object_grid(positions_m, layout.geometry, options.margin);
+    layout.grid = make_object_grid(positions_except(positions_m, layout.unplaced), layout.geometry, options.margin);
   } catch (UserError const& e) {
     // Name the file and the dataset the positions came from.
     PTYKO_FAIL(path, ": ", layout.info.translation_path, ": ", e.what());

@@ -43,6 +43,47 @@ std::vector<std::array<double, 2>> probe_positions_from_translations(
   return out;
 }
 
+std::vector<std::size_t> stand_in_missing_positions(std::vector<std::array<double, 2>>& positions_m,
+                                                    std::string const& source) {
+  std::size_t const N = positions_m.size();
+  std::vector<char> finite(N);
+  std::vector<std::size_t> missing;
+  for (std::size_t n = 0; n < N; ++n) {
+    finite[n] = std::isfinite(positions_m[n][0]) && std::isfinite(positions_m[n][1]);
+    if (!finite[n]) missing.push_back(n);
+  }
+  auto placed = [&](std::size_t n) { return finite[n] != 0; };  // in the file, not by a stand-in
+  PTYKO_REQUIRE(missing.size() < N || N == 0, source, ": none of the ", N,
+                " translations is a finite number: the scan's positions are missing");
+  for (std::size_t n : missing)
+    for (std::size_t d = 1;; ++d) {  // ends: some frame is placed
+      if (n >= d && placed(n - d)) {
+        positions_m[n] = positions_m[n - d];
+        break;
+      }
+      if (n + d < N && placed(n + d)) {
+        positions_m[n] = positions_m[n + d];
+        break;
+      }
+    }
+  return missing;
+}
+
+std::vector<std::array<double, 2>> positions_except(std::vector<std::array<double, 2>> const& positions,
+                                                   std::vector<std::size_t> const& skipped) {
+  std::vector<std::array<double, 2>> out;
+  out.reserve(positions.size());
+  std::size_t next = 0;
+  for (std::size_t n = 0; n < positions.size(); ++n) {
+    if (next < skipped.size() && skipped[next] == n) {
+      ++next;
+      continue;
+    }
+    out.push_back(positions[n]);
+  }
+  return out;
+}
+
 std::vector<std::array<double, 3>> translations_from_probe_positions(
     std::vector<std::array<double, 2>> const& positions_m) {
   std::vector<std::array<double, 3>> out;

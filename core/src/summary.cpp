@@ -70,6 +70,9 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
 
   if (!s.geometry_ok) return s;
   auto positions_m = probe_positions_from_translations(cxi_read_translations(info), conv);
+  auto const unplaced = stand_in_missing_positions(positions_m, path + ": " + info.translation_path);
+  s.unplaced_frames = unplaced.size();
+  positions_m = positions_except(positions_m, unplaced);  // the grid and step of the placed frames
   double ymin = std::numeric_limits<double>::infinity(), ymax = -ymin, xmin = ymin, xmax = -ymin;
   for (auto const& p : positions_m) {
     ymin = std::min(ymin, p[0]);
@@ -158,6 +161,9 @@ std::string format_summary(DatasetSummary const& s) {
                                      i.pixel_size_given ? " (--pixel-size)" : ""));
   line("object pixel", fmt::format("{:.6g} x {:.6g} m (y x)", g.object_pixel_size_y(), g.object_pixel_size_x()));
   line("scan extent", fmt::format("{:.6g} x {:.6g} m (y x)", s.scan_extent_y_m, s.scan_extent_x_m));
+  if (s.unplaced_frames)
+    line("unplaced frames", fmt::format("{} (their translations are not finite numbers): reconstruct skips "
+                                        "them", s.unplaced_frames));
   line("object size", fmt::format("{} x {} pixels", s.object_height, s.object_width));
   line("scan step", fmt::format("{:.3f} pixels (median nearest neighbour)", s.step_px));
   if (s.probe_from_file) {

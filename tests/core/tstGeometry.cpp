@@ -8,6 +8,7 @@
 #include <test_files.hpp>
 
 #include <cmath>
+#include <limits>
 
 namespace {
 
@@ -129,6 +130,25 @@ TEST(Geometry, ObjectGridRejectsAbsurdExtent) {
   EXPECT_THROW(make_object_grid(pos, g), UserError);
   std::vector<std::array<double, 2>> nan_pos = {{0, std::nan("")}};
   EXPECT_THROW(make_object_grid(nan_pos, g), UserError);
+}
+
+// Each frame without a finite position takes that of the nearest frame by
+// number whose position the file holds (the earlier one on a tie), never
+// another stand-in's; the grid is made from the placed frames alone.
+TEST(Geometry, StandInsForMissingPositions) {
+  double const nan = std::nan("");
+  std::vector<std::array<double, 2>> pos = {{nan, nan}, {1, 1}, {2, nan}, {nan, 3}, {4, 4}, {5, 5}, {nan, nan}};
+  auto const missing = stand_in_missing_positions(pos, "scan.cxi");
+  EXPECT_EQ(missing, (std::vector<std::size_t>{0, 2, 3, 6}));
+  std::vector<std::array<double, 2>> const expected = {{1, 1}, {1, 1}, {1, 1}, {4, 4}, {4, 4}, {5, 5}, {5, 5}};
+  EXPECT_EQ(pos, expected);
+  EXPECT_EQ(positions_except(pos, missing), (std::vector<std::array<double, 2>>{{1, 1}, {4, 4}, {5, 5}}));
+  std::vector<std::array<double, 2>> none = {{nan, 0}, {0, std::numeric_limits<double>::infinity()}};
+  test::expect_user_error([&] { stand_in_missing_positions(none, "scan.cxi: /t"); },
+                    {"scan.cxi: /t", "none of the 2 translations"});
+  std::vector<std::array<double, 2>> all = {{0, 0}, {1, 1}};
+  EXPECT_TRUE(stand_in_missing_positions(all, "scan.cxi").empty());
+  EXPECT_EQ(positions_except(all, {}), all);
 }
 
 }  // namespace

@@ -199,11 +199,13 @@ TEST_F(Inputs, OblongFramesNameCrop) {
   expect_rejected(args("oblong.cxi", {"--bin", "0"}), {"--bin", ">= 1"});
 }
 
+// Frames without a position are skipped (tstReconstructRun,
+// SkipsFramesWithoutAPosition); a scan without any has nothing to run.
 TEST_F(Inputs, PositionsNaN) {
   auto t = simulated();
-  t.translations[3 * 5 + 1] = std::nan("");
+  for (std::size_t n = 0; n < t.n; ++n) t.translations[3 * n + n % 2] = std::nan("");
   t.write(file("posnan.cxi"));
-  expect_rejected(args("posnan.cxi"), {"posnan.cxi", "translation 5", "not a finite number"});
+  expect_rejected(args("posnan.cxi"), {"posnan.cxi", k_translation, "none of the 20 translations", "finite"});
 }
 
 TEST_F(Inputs, PositionsSpanningAnObjectTooLargeForMemory) {

@@ -231,6 +231,7 @@ TEST_F(Run, PhotonsPerDetectorUnit) {
 
   expect_rejected({"reconstruct", "scan.cxi", "-o", "x.h5", "--adu-per-photon", "0"},
                   {"--adu-per-photon must be > 0", "got 0"});
+
 }
 
 // The geometry from the command line: a file without its energy and
@@ -756,6 +757,42 @@ TEST_F(Run, SkipsEmptyFramesWithAWarning) {
   // partition, the skipped ones included, and stopped the run).
   ok({"reconstruct", "large.cxi", "-o", "moved.h5", "--epochs", "3", "--no-images", "-q", "--refine-positions",
       "--refine-start", "1"}, 2);
+}
+
+// Frames whose translations hold NaN (encoders that missed a reading) are
+// skipped like empty frames: the run is that of the file without them. A
+// NaN z, which 2D ptychography does not use, is no reason to skip.
+TEST_F(Run, SkipsFramesWithoutAPosition) {
+  auto t = simulated();
+  t.translations[3 * 7 + 2] = std::nan("");
+  TestCxi without = t;
+  t.translations[3 * 3 + 0] = std::nan("");
+  t.translations[3 * 11 + 1] = std::numeric_limits<double>::infinity();
+  t.write(file("nan.cxi"));
+  without.n = 18;
+  without.frames.clear();
+  without.translations.clear();
+  for (std::size_t f = 0; f < t.n; ++f) {
+    if (f == 3 || f == 11) continue;
+    without.frames.insert(without.frames.end(), t.frames.begin() + f * t.d * t.d, t.frames.begin() + (f + 1) * t.d * t.d);
+    without.translations.insert(without.translations.end(), t.translations.begin() + 3 * f,
+                                t.translations.begin() + 3 * (f + 1));
+  }
+  without.write(file("without.cxi"));
+  auto const info = ok({"info", "nan.cxi"});
+  EXPECT_TRUE(contains(info.out, "unplaced frames        2 (their translations are not finite")) << info.out;
+  auto const o = ok({"reconstruct", "nan.cxi", "-o", "nan.h5", "--epochs", "3", "--no-images"});
+  EXPECT_TRUE(contains(o.err, std::string("nan.cxi: 2 of 20 frames have no position (") + k_translation +
+                                  " holds NaN or infinite translations) (frames 3, 11): they are skipped"))
+      << o.err;
+  EXPECT_TRUE(contains(o.out, "18 frames of 16x16")) << o.out;
+  ok({"reconstruct", "without.cxi", "-o", "without.h5", "--epochs", "3", "--no-images", "-q"});
+  expect_same_result(file("nan.h5"), file("without.h5"), 1e-6);
+  EXPECT_EQ(read_result(file("nan.h5")).positions_px.size(), 20u);
+  ok({"reconstruct", "nan.cxi", "-o", "two.h5", "--epochs", "3", "--no-images", "-q", "--strategy", "neighbor"}, 2);
+  expect_same_result(file("two.h5"), file("without.h5"), 1e-4);
+  // A resumed run finds the same stand-in positions as the checkpoint.
+  ok({"reconstruct", "nan.cxi", "-o", "more.h5", "--epochs", "4", "--no-images", "-q", "--resume", "nan.h5"});
 }
 
 TEST_F(Run, WarnsAboutLowOverlap) {

@@ -158,7 +158,10 @@ void cxi_add_mask_file(CxiInfo& info, MaskFile const& mask);
 void cxi_override_geometry(CxiInfo& info, GeometryOverride const& given);
 
 /// Translations (N rows of x, y, z in metres) as stored: the sample's
-/// translation relative to the beam. (3, N) files are transposed.
+/// translation relative to the beam. (3, N) files are transposed. Values
+/// that are not finite (NaN where a scan missed an encoder reading) are
+/// returned as they are: stand_in_missing_positions (geometry.hpp) takes
+/// those frames apart.
 std::vector<std::array<double, 3>> cxi_read_translations(CxiInfo const& info);
 
 /// Frames `indices` (any order, repeats allowed) as float, in the order

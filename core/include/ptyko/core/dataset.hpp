@@ -35,6 +35,10 @@ struct ScanLayout {
   ObjectGrid grid;
   /// Probe centre of every frame, (y, x) global object pixels.
   std::vector<std::array<double, 2>> positions_px;
+  /// Frames without a finite translation in the file, in increasing order:
+  /// their positions_px are stand-ins (stand_in_missing_positions) and a
+  /// run skips them.
+  std::vector<std::size_t> unplaced;
 };
 
 /// Reads the file's metadata and translations (not the frames) and builds

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace ptyko {
@@ -50,6 +51,20 @@ struct Geometry {
 /// x, y, z metres): r = -t after applying the convention flags.
 std::vector<std::array<double, 2>> probe_positions_from_translations(
     std::vector<std::array<double, 3>> const& translations, PositionConvention const& conv);
+
+/// Frames without a finite probe position (the file holds NaN where the
+/// encoders gave no reading), in increasing order. Each takes the position
+/// of the nearest frame by number that has one (the scan's neighbour), so
+/// that the object grid and the ranks' partition treat it as an ordinary
+/// frame until the run skips it. UserError naming `source` when no frame has
+/// a position.
+std::vector<std::size_t> stand_in_missing_positions(std::vector<std::array<double, 2>>& positions_m,
+                                                    std::string const& source);
+
+/// `positions` without the frames `skipped` (increasing): the placed
+/// frames, from which the object grid is made (stand-ins would shift it).
+std::vector<std::array<double, 2>> positions_except(std::vector<std::array<double, 2>> const& positions,
+                                                   std::vector<std::size_t> const& skipped);
 
 /// The inverse: CXI translations (x, y, 0) for probe positions (y, x) metres.
 std::vector<std::array<double, 3>> translations_from_probe_positions(

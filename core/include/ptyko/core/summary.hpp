@@ -27,6 +27,7 @@ struct DatasetSummary {
   double centroid_y = 0, centroid_x = 0;
   // Scan, in metres and object pixels (when the geometry is usable).
   double scan_extent_y_m = 0, scan_extent_x_m = 0;
+  std::size_t unplaced_frames = 0;  ///< frames without a finite translation (reconstruct skips them)
   int object_height = 0, object_width = 0;
   double step_px = 0;
   double probe_diameter_px = 0;
