@@ -40,7 +40,9 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <memory>
+#include <numeric>
 #include <optional>
 
 namespace ptyko::drivers {
@@ -204,22 +206,56 @@ class ViewRun {
       warn_low_overlap(m_log, m_input, m_step, m_guess, "probe guess", "ptychography may not converge");
   }
 
-  // Detector units per photon (collective): --adu-per-photon, else 1 for
-  // counts (an integer data type, or floats of whole numbers), else 0: frames
-  // normalised or corrected as floats, whose counting noise is not known.
+  // Detector units per photon (collective): --adu-per-photon, else what the
+  // values imply (adu_per_photon_implied): 1 for counts, their common step
+  // for counts times a gain, 0 for frames whose counting noise is not known
+  // (normalised or corrected as floats, or thresholded detector units).
   double set_adu_per_photon() {
-    double fractional = double(count_fractional_pixels(m_space, m_data));
-    m_comm.allreduce(&fractional, 1, Datatype::float64, ReduceOp::sum);
+    if (m_cfg.adu_per_photon) return m_data.adu_per_photon = *m_cfg.adu_per_photon;
+    ValueSurvey const survey = survey_values();
+    std::string why;
+    m_data.adu_per_photon = adu_per_photon_implied(survey, &why);
     std::string const& type = m_layout.info.data_type;
-    m_data.adu_per_photon =
-        m_cfg.adu_per_photon ? *m_cfg.adu_per_photon : is_integer_type(type) || fractional == 0 ? 1 : 0;
+    if (!survey.whole_numbers)
+      why = fmt::format("the frames are not photon counts ({} with fractions in {:.3g} % of the values)", type,
+                        100 * m_fractional / (survey.nonzero_values + survey.zero_values));
     if (m_data.adu_per_photon == 0)
-      m_log.info(fmt::format(
-          "reconstruct: {}: the frames are not photon counts ({} with fractions in {:.3g} % of the pixels), so "
-          "their counting noise is not known: DM's power bound follows PtyPy's alone and costs are not compared "
-          "with the noise; give --adu-per-photon (units per photon) if it is known",
-          m_input, type, 100 * fractional / (double(m_layout.info.frames) * m_data.detector() * m_data.detector())));
+      m_log.info(fmt::format("reconstruct: {}: {}, so their counting noise is not known: DM's power bound follows "
+                             "PtyPy's alone and costs are not compared with the noise; give --adu-per-photon (units "
+                             "per photon) if it is known",
+                             m_input, why));
+    else if (!why.empty())
+      m_log.info(fmt::format("reconstruct: {}: {} (--adu-per-photon {:g}; give it to say otherwise)", m_input, why,
+                             m_data.adu_per_photon));
     return m_data.adu_per_photon;
+  }
+
+  // What all ranks' measured values say about their unit (collective): the
+  // common step by Euclid's algorithm over the frames, each round one pass
+  // and one all-reduce (photon counts: none after the first).
+  ValueSurvey survey_values() {
+    ValueSurvey s;
+    double sums[3] = {double(count_fractional_pixels(m_space, m_data)),
+                      double(count_pixels_at_least(m_space, m_data, 0.5f)),  // nonzero whole numbers
+                      double(count_measured_zeros(m_space, m_data))};
+    m_comm.allreduce(sums, 3, Datatype::float64, ReduceOp::sum);
+    m_fractional = sums[0];
+    s.whole_numbers = is_integer_type(m_layout.info.data_type) || sums[0] == 0;
+    s.nonzero_values = sums[1];
+    s.zero_values = sums[2];
+    if (sums[0] > 0) return s;  // no step to find among fractions
+    auto global_min = [&](double modulus) {
+      double r = smallest_nonzero_remainder(m_space, m_data, modulus);
+      r = r > 0 ? r : std::numeric_limits<double>::infinity();
+      m_comm.allreduce(&r, 1, Datatype::float64, ReduceOp::min);
+      return std::isfinite(r) ? r : 0.0;
+    };
+    s.smallest_nonzero = global_min(0);
+    double step = s.smallest_nonzero;
+    for (double r = step > 0 ? global_min(step) : 0; r > 0; r = global_min(step))
+      step = double(std::gcd(std::uint64_t(step), std::uint64_t(r)));
+    s.unit_step = std::max(step, 1.0);
+    return s;
   }
 
   // Every file frame's counts (collective); sorts the frames into kept and
@@ -255,7 +291,7 @@ class ViewRun {
     if (adu > 0 && mean_counts / adu < 100)
       m_log.warn(fmt::format("{}: only {:.3g} {} per frame on average (over measured pixels): very low for "
                              "ptychography; check the data (units, background subtraction, binning)",
-                             m_input, mean_counts / adu, m_cfg.adu_per_photon ? "photons" : "counts"));
+                             m_input, mean_counts / adu, adu != 1 ? "photons" : "counts"));
     if (at[0] > 0)
       m_log.warn(fmt::format("{}: {:.0f} pixels hold {:.0f}, the largest {} value: saturated (or unmasked bad) "
                              "pixels bias the reconstruction; mask them (--mask-above {:.0f}, or the file's or a "
@@ -672,6 +708,7 @@ class ViewRun {
   Positions m_file_positions;  ///< the file's (m_layout's may be a checkpoint's refined ones)
 
   // 2. survey_frames
+  double m_fractional = 0;  ///< measured values with fractions, over all ranks
   std::vector<std::size_t> m_kept, m_empty;  ///< file frames with counts, and without (both with a position)
   Positions m_positions, m_kept_file_positions;  ///< the kept frames' current and file positions
   double m_step = 0;  ///< the scan's typical step, pixels

@@ -4,6 +4,7 @@
 #include <ptyko/kernels/frame_loop.hpp>
 
 #include <Kokkos_Core.hpp>
+#include <fmt/format.h>
 
 #include <type_traits>
 
@@ -72,6 +73,41 @@ std::size_t count_fractional(ExecSpace const& space, Frames const& frames) {
         "ptyko::frame_stats::count_fractional", Kokkos::RangePolicy<ExecSpace>(space, 0, frames.span()),
         KOKKOS_LAMBDA(std::size_t k, std::size_t & c) { c += math::floor(v[k]) != v[k] ? 1 : 0; }, count);
   }
+  return count;
+}
+
+/// The smallest nonzero value of v mod `modulus` (of v itself for modulus
+/// 0) over the values, whole numbers; 0 when there is none. Blocking.
+template <class ExecSpace, class Frames>
+double min_nonzero_remainder(ExecSpace const& space, Frames const& frames, double modulus) {
+  auto const* v = frames.data();
+  double const none = Kokkos::reduction_identity<double>::min();
+  double smallest = none;
+  Kokkos::parallel_reduce(
+      "ptyko::frame_stats::min_nonzero_remainder", Kokkos::RangePolicy<ExecSpace>(space, 0, frames.span()),
+      KOKKOS_LAMBDA(std::size_t k, double& m) {
+        double const x = double(v[k]);
+        double const r = modulus > 0 ? x - modulus * math::floor(x / modulus) : x;  // exact for whole numbers
+        if (r > 0 && r < m) m = r;
+      },
+      Kokkos::Min<double>(smallest));
+  return smallest == none ? 0.0 : smallest;
+}
+
+/// Number of values that are 0 at measured pixels (`measured` empty: all
+/// are). Blocking.
+template <class ExecSpace, class Frames, class Mask>
+std::size_t count_measured_zeros(ExecSpace const& space, Frames const& frames, Mask const& measured) {
+  int const D = int(frames.extent(1));
+  bool const all = measured.extent(0) == 0;
+  std::size_t count = 0;
+  Kokkos::parallel_reduce(
+      "ptyko::frame_stats::count_measured_zeros", Kokkos::RangePolicy<ExecSpace>(space, 0, frames.span()),
+      KOKKOS_LAMBDA(std::size_t q, std::size_t & c) {
+        FrameIndex const at = frame_index(q, D);
+        c += frames(at.b, at.i, at.j) == 0 && (all || measured(at.i, at.j)) ? 1 : 0;
+      },
+      count);
   return count;
 }
 
@@ -166,6 +202,39 @@ std::size_t count_fractional_pixels(ExecSpace const& space, LocalData<T, ExecSpa
 }
 
 template <class T, class ExecSpace>
+double smallest_nonzero_remainder(ExecSpace const& space, LocalData<T, ExecSpace> const& data, double modulus) {
+  return data.frames.visit([&](auto const& frames) { return impl::min_nonzero_remainder(space, frames, modulus); });
+}
+
+template <class T, class ExecSpace>
+std::size_t count_measured_zeros(ExecSpace const& space, LocalData<T, ExecSpace> const& data) {
+  auto const measured = data.mask;
+  return data.frames.visit([&](auto const& frames) { return impl::count_measured_zeros(space, frames, measured); });
+}
+
+double adu_per_photon_implied(ValueSurvey const& s, std::string* why) {
+  auto say = [&](std::string const& text) {
+    if (why) *why = text;
+  };
+  say("");
+  if (!s.whole_numbers) return 0;
+  if (s.nonzero_values < k_unit_evidence) return 1;  // too few values to tell: counts, as always
+  if (s.unit_step > 1) {
+    say(fmt::format("every value is a multiple of {:g}: taken as {:g} detector units per photon", s.unit_step,
+                    s.unit_step));
+    return s.unit_step;
+  }
+  double const measured = s.nonzero_values + s.zero_values;
+  if (s.smallest_nonzero >= 5 && s.zero_values >= 0.01 * measured) {
+    say(fmt::format("no value lies between 1 and {:g} while {:.3g} % are 0: detector units above a threshold, not "
+                    "photon counts",
+                    s.smallest_nonzero - 1, 100 * s.zero_values / measured));
+    return 0;
+  }
+  return 1;
+}
+
+template <class T, class ExecSpace>
 std::vector<float> pixel_maxima(ExecSpace const& space, LocalData<T, ExecSpace> const& data) {
   using Mem = typename ExecSpace::memory_space;
   int const D = data.detector();
@@ -242,6 +311,10 @@ LocalData<T, ExecSpace> select_frames(ExecSpace const& space, LocalData<T, ExecS
   template std::size_t count_pixels_at_least<T, Kokkos::DefaultExecutionSpace>(                               \
       Kokkos::DefaultExecutionSpace const&, LocalData<T, Kokkos::DefaultExecutionSpace> const&, float);        \
   template std::size_t count_fractional_pixels<T, Kokkos::DefaultExecutionSpace>(                             \
+      Kokkos::DefaultExecutionSpace const&, LocalData<T, Kokkos::DefaultExecutionSpace> const&);               \
+  template double smallest_nonzero_remainder<T, Kokkos::DefaultExecutionSpace>(                              \
+      Kokkos::DefaultExecutionSpace const&, LocalData<T, Kokkos::DefaultExecutionSpace> const&, double);       \
+  template std::size_t count_measured_zeros<T, Kokkos::DefaultExecutionSpace>(                                \
       Kokkos::DefaultExecutionSpace const&, LocalData<T, Kokkos::DefaultExecutionSpace> const&);               \
   template std::vector<float> pixel_maxima<T, Kokkos::DefaultExecutionSpace>(                                 \
       Kokkos::DefaultExecutionSpace const&, LocalData<T, Kokkos::DefaultExecutionSpace> const&);               \

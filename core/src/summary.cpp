@@ -37,6 +37,9 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
   s.counts_min = std::numeric_limits<double>::infinity();
   std::size_t const chunk = 256;
   double total = 0, moment_y = 0, moment_x = 0;
+  std::uint64_t step = 0;  // gcd of the whole nonzero values so far (0: none yet)
+  double smallest = std::numeric_limits<double>::infinity();
+  std::size_t zeros = 0;
   FrameReadBuffer read;  // every chunk in the same memory
   for (std::size_t first = 0; first < info.frames; first += chunk) {
     std::size_t const n = std::min(chunk, info.frames - first);
@@ -53,8 +56,17 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
           moment_y += v * y;
           moment_x += v * x;
           s.max_pixel = std::max(s.max_pixel, v);
-          s.fractional_pixels += v != std::floor(v);
+          bool const fraction = v != std::floor(v);
+          s.fractional_pixels += fraction;
           ++s.measured_values;
+          if (v == 0) {
+            ++zeros;
+          } else if (!fraction) {
+            smallest = std::min(smallest, v);
+            // The common step, by gcd only where it changes (photon counts: at once 1).
+            auto const u = std::uint64_t(v);
+            if (step != 1 && (step == 0 || u % step != 0)) step = std::gcd(step, u);
+          }
         }
       s.counts_min = std::min(s.counts_min, counts);
       s.counts_max = std::max(s.counts_max, counts);
@@ -63,6 +75,11 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
     }
   }
   s.counts_mean = total / double(info.frames);
+  s.values.whole_numbers = is_integer_type(info.data_type) || s.fractional_pixels == 0;
+  s.values.unit_step = s.fractional_pixels == 0 ? std::max<double>(1.0, double(step)) : 1.0;
+  s.values.smallest_nonzero = s.fractional_pixels == 0 && std::isfinite(smallest) ? smallest : 0.0;
+  s.values.zero_values = double(zeros);
+  s.values.nonzero_values = double(s.measured_values - zeros);
   // In stored pixels, as --crop-centre-y/-x take them (NaN without counts).
   auto const centroid = info.stored_position(moment_y / total, moment_x / total);
   s.centroid_y = centroid[0];
@@ -117,11 +134,16 @@ std::string format_summary(DatasetSummary const& s) {
   line("counts per frame", fmt::format("mean {:.4g}, min {:.4g}, max {:.4g}", s.counts_mean, s.counts_min, s.counts_max));
   line("brightest pixel", fmt::format("{:.6g}", s.max_pixel));
   double const fractional = double(s.fractional_pixels) / double(std::max<std::size_t>(1, s.measured_values));
-  line("photons", is_integer_type(i.data_type) || s.fractional_pixels == 0
-                      ? std::string("taken as counts (whole numbers); --adu-per-photon G for G detector units each")
-                      : fmt::format("unknown: {:.3g} % of the values hold fractions; --adu-per-photon G if G units "
+  std::string why;
+  double const adu = adu_per_photon_implied(s.values, &why);
+  line("photons", !s.values.whole_numbers
+                      ? fmt::format("unknown: {:.3g} % of the values hold fractions; --adu-per-photon G if G units "
                                     "make one photon",
-                                    100.0 * fractional));
+                                    100.0 * fractional)
+                  : adu == 1 ? std::string("taken as counts (whole numbers); --adu-per-photon G for G detector "
+                                           "units each")
+                  : adu > 1  ? fmt::format("{}; --adu-per-photon G to say otherwise", why)
+                             : fmt::format("unknown: {}; --adu-per-photon G if G units make one photon", why));
   line("intensity centre", fmt::format("(y, x) = ({:.1f}, {:.1f}) of the stored frames (their centre: {}, {})",
                                        s.centroid_y, s.centroid_x, i.stored_ny / 2, i.stored_nx / 2));
   if (s.empty_frames) line("empty frames", fmt::format("{}", s.empty_frames));
@@ -163,7 +185,7 @@ std::string format_summary(DatasetSummary const& s) {
   line("scan extent", fmt::format("{:.6g} x {:.6g} m (y x)", s.scan_extent_y_m, s.scan_extent_x_m));
   if (s.unplaced_frames)
     line("unplaced frames", fmt::format("{} (their translations are not finite numbers): reconstruct skips "
-                                        "them", s.unplaced_frames));
+                                                "them", s.unplaced_frames));
   line("object size", fmt::format("{} x {} pixels", s.object_height, s.object_width));
   line("scan step", fmt::format("{:.3f} pixels (median nearest neighbour)", s.step_px));
   if (s.probe_from_file) {

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -97,6 +98,59 @@ TEST(FrameStats, FractionalPixels) {
   for (std::size_t k = 0; k < h.span(); ++k) h.data()[k] = float(k % 7) * 1e5f;  // large whole numbers
   Kokkos::deep_copy(frames, h);  // host -> device: test frames
   EXPECT_EQ(count_fractional_pixels(space, data), 0u);
+}
+
+// The values' unit: the remainders that Euclid's algorithm over the frames
+// takes, the zeros at measured pixels only, and the rules that read a unit
+// from them.
+TEST(FrameStats, ValueUnits) {
+  Exec space;
+  Kokkos::View<std::uint16_t***, Kokkos::LayoutRight, Mem> frames("frames", N, D, D);
+  auto h = Kokkos::create_mirror_view(frames);
+  for (std::size_t k = 0; k < h.span(); ++k) h.data()[k] = std::uint16_t(6 * (k % 40));  // multiples of 6, zeros
+  h(2, 3, 4) = 9;
+  Kokkos::deep_copy(frames, h);  // host -> device: test frames
+  LocalData<float, Exec> data;
+  data.frames = FrameStack<Mem>(frames);
+  EXPECT_EQ(smallest_nonzero_remainder(space, data, 0), 6.0);
+  EXPECT_EQ(smallest_nonzero_remainder(space, data, 6), 3.0);  // 9 mod 6
+  EXPECT_EQ(smallest_nonzero_remainder(space, data, 3), 0.0);  // every value a multiple of 3
+  std::size_t zeros = 0;
+  for (std::size_t k = 0; k < h.span(); ++k) zeros += h.data()[k] == 0;
+  EXPECT_EQ(count_measured_zeros(space, data), zeros);
+  // Pixel (0, 0) not measured: its zeros do not count.
+  data.mask = MaskView<Mem>("mask", D, D);
+  Kokkos::deep_copy(data.mask, std::uint8_t(1));
+  Kokkos::deep_copy(Kokkos::subview(data.mask, 0, 0), std::uint8_t(0));
+  std::size_t masked_zeros = 0;
+  for (int f = 0; f < N; ++f) masked_zeros += h(f, 0, 0) == 0;
+  EXPECT_GT(masked_zeros, 0u);
+  EXPECT_EQ(count_measured_zeros(space, data), zeros - masked_zeros);
+
+  ValueSurvey counts;
+  counts.nonzero_values = 1e6;
+  counts.zero_values = 1e5;
+  counts.smallest_nonzero = 1;
+  std::string why = "stale";
+  EXPECT_EQ(adu_per_photon_implied(counts, &why), 1.0);
+  EXPECT_EQ(why, "");
+  ValueSurvey gained = counts;
+  gained.unit_step = gained.smallest_nonzero = 6;
+  EXPECT_EQ(adu_per_photon_implied(gained, &why), 6.0);
+  EXPECT_NE(why.find("every value is a multiple of 6"), std::string::npos) << why;
+  ValueSurvey thresholded = counts;
+  thresholded.smallest_nonzero = 21;
+  EXPECT_EQ(adu_per_photon_implied(thresholded, &why), 0.0);
+  EXPECT_NE(why.find("no value lies between 1 and 20 while 9.09 % are 0"), std::string::npos) << why;
+  ValueSurvey bright = thresholded;  // every pixel lit: photon counts may start at 21
+  bright.zero_values = 0;
+  EXPECT_EQ(adu_per_photon_implied(bright), 1.0);
+  ValueSurvey few = gained;  // too few values to read a step from
+  few.nonzero_values = 999;
+  EXPECT_EQ(adu_per_photon_implied(few), 1.0);
+  ValueSurvey fractions = counts;
+  fractions.whole_numbers = false;
+  EXPECT_EQ(adu_per_photon_implied(fractions), 0.0);
 }
 
 }  // namespace

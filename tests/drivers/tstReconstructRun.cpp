@@ -232,6 +232,36 @@ TEST_F(Run, PhotonsPerDetectorUnit) {
   expect_rejected({"reconstruct", "scan.cxi", "-o", "x.h5", "--adu-per-photon", "0"},
                   {"--adu-per-photon must be > 0", "got 0"});
 
+  // Counts times a gain of 6, as integers: the step is read from the values.
+  TestCxi gained = simulated();
+  for (float& v : gained.frames) v *= 6;
+  gained.data_type = "int32";
+  gained.write(file("gained.cxi"));
+  auto const step = ok(with({"reconstruct", "gained.cxi", "-o", "gained.h5"}));
+  EXPECT_TRUE(contains(step.out, "gained.cxi: every value is a multiple of 6: taken as 6 detector units per photon "
+                                 "(--adu-per-photon 6; give it to say otherwise)"))
+      << step.out;
+  EXPECT_NEAR(noise_of("gained.h5"), 6 * photons, 1e-5 * photons);
+  EXPECT_TRUE(contains(ok({"info", "gained.cxi"}).out, "photons                every value is a multiple of 6"));
+  auto const one = ok(with({"reconstruct", "gained.cxi", "-o", "one.h5", "--adu-per-photon", "1"}));
+  EXPECT_FALSE(contains(one.out, "multiple of")) << one.out;
+
+  // Detector units above a threshold: zeros, and nothing between 1 and 20.
+  TestCxi thresholded = simulated();
+  for (std::size_t k = 0; k < thresholded.frames.size(); ++k) {
+    float& v = thresholded.frames[k];
+    v = v < 3 ? 0.f : 10 * v + float(k % 3);
+  }
+  for (std::size_t f = 0; f < thresholded.n; ++f)
+    for (std::size_t y : {0, 1})
+      for (std::size_t x : {0, 1}) thresholded.at(f, y, x) = 0;
+  thresholded.data_type = "int32";
+  thresholded.write(file("thresholded.cxi"));
+  auto const adu = ok(with({"reconstruct", "thresholded.cxi", "-o", "adu.h5"}));
+  EXPECT_TRUE(contains(adu.out, "thresholded.cxi: no value lies between 1 and ")) << adu.out;
+  EXPECT_TRUE(contains(adu.out, "not photon counts, so their counting noise is not known")) << adu.out;
+  EXPECT_EQ(noise_of("adu.h5"), 0.0);
+  EXPECT_TRUE(contains(ok({"info", "thresholded.cxi"}).out, "photons                unknown: no value lies"));
 }
 
 // The geometry from the command line: a file without its energy and

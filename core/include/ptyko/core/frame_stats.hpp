@@ -34,6 +34,41 @@ std::size_t count_pixels_at_least(ExecSpace const& space, LocalData<T, ExecSpace
 template <class T, class ExecSpace>
 std::size_t count_fractional_pixels(ExecSpace const& space, LocalData<T, ExecSpace> const& data);
 
+/// The smallest nonzero remainder of `data`'s pixel values (whole numbers)
+/// divided by `modulus`, or, for modulus 0, the smallest nonzero value; 0
+/// when there is none (every value a multiple). A few of these give the
+/// largest number that divides every value (Euclid's algorithm over the
+/// frames: ValueSurvey::unit_step). Blocking.
+template <class T, class ExecSpace>
+double smallest_nonzero_remainder(ExecSpace const& space, LocalData<T, ExecSpace> const& data, double modulus);
+
+/// Number of values of `data`'s frames that are 0 at measured pixels.
+/// Blocking.
+template <class T, class ExecSpace>
+std::size_t count_measured_zeros(ExecSpace const& space, LocalData<T, ExecSpace> const& data);
+
+/// What the measured values of all frames say about their unit.
+struct ValueSurvey {
+  bool whole_numbers = true;    ///< an integer data type, or floats without fractions
+  double unit_step = 1;         ///< the largest number dividing every value (whole numbers)
+  double smallest_nonzero = 0;  ///< the smallest nonzero value
+  double nonzero_values = 0;    ///< measured values that are not 0
+  double zero_values = 0;       ///< measured values that are 0
+};
+
+/// Nonzero values needed before their unit is read from them.
+inline constexpr double k_unit_evidence = 1000;
+
+/// Detector units per photon that the values imply, when no
+/// --adu-per-photon says: 0 (unknown) for fractions; for whole numbers
+/// (with at least k_unit_evidence nonzero values) their common step when it
+/// exceeds 1 (counts scaled by a gain), 0 when none lies between 1 and 4
+/// while at least 1 % are 0 (a detector's units above a noise threshold:
+/// photon counts have ones and twos wherever they have zeros), else 1
+/// (photon counts). `why`, when given, explains a result other than 1 for
+/// whole numbers (else empty).
+double adu_per_photon_implied(ValueSurvey const& survey, std::string* why = nullptr);
+
 /// The largest value of each detector pixel over `data`'s frames: D * D
 /// values, row-major, corner-centred as the frames are held (0 without
 /// frames). Blocking.

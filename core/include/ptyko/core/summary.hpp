@@ -3,6 +3,7 @@
 // checks before a reconstruction. Works on files from any program.
 
 #include <ptyko/core/cxi.hpp>
+#include <ptyko/core/frame_stats.hpp>
 #include <ptyko/core/geometry.hpp>
 
 #include <string>
@@ -20,6 +21,7 @@ struct DatasetSummary {
   /// Measured pixel values that are not whole numbers (frames normalised or
   /// corrected as floats: not photon counts, --adu-per-photon).
   std::size_t fractional_pixels = 0, measured_values = 0;
+  ValueSurvey values;  ///< what the values say about their unit (adu_per_photon_implied)
   double mask_coverage = 1;  ///< fraction of detector pixels measured
   /// Centre of intensity of all frames (measured pixels), stored (y, x)
   /// pixels: where the beam is, for --crop-centre-y/-x (CXI files centre it
