@@ -191,6 +191,7 @@ class ViewRun {
   // 2. What the frames look like, over all ranks (collective): warnings,
   // and the frames without counts left out.
   void survey_frames() {
+    mask_nonfinite_pixels();
     if (m_cfg.mask_above) mask_pixels_reaching(m_comm, m_space, m_data, *m_cfg.mask_above, m_input, m_log);
     check_counts();
     if (m_kept.size() < file_frames()) skip_frames();
@@ -204,6 +205,24 @@ class ViewRun {
     m_step = typical_step(m_positions);
     if (m_guess.extent(0) > 0)
       warn_low_overlap(m_log, m_input, m_step, m_guess, "probe guess", "ptychography may not converge");
+  }
+
+  // Pixels where some rank's frames held NaN or infinity (each rank masked
+  // its own at load) are masked on every rank alike (collective), and named.
+  void mask_nonfinite_pixels() {
+    std::size_t const pixels = std::size_t(m_layout.info.ny) * std::size_t(m_layout.info.nx);
+    std::vector<double> bad(pixels, 0.0);
+    for (std::size_t k = 0; k < m_data.nonfinite_pixels.size(); ++k) bad[k] = m_data.nonfinite_pixels[k];
+    m_comm.allreduce(bad.data(), pixels, Datatype::float64, ReduceOp::max);
+    std::vector<std::uint8_t> flags(pixels);
+    std::size_t count = 0;
+    for (std::size_t k = 0; k < pixels; ++k) count += flags[k] = bad[k] > 0 ? 1 : 0;
+    if (count == 0) return;
+    mask_pixels(m_space, m_data, flags);
+    m_data.nonfinite_pixels = flags;
+    m_log.warn(fmt::format("{}: {} detector pixel(s) hold NaN or infinite values in some frame (module gaps or dead "
+                           "pixels without a mask): masked in every frame",
+                           m_input, count));
   }
 
   // Detector units per photon (collective): --adu-per-photon, else what the

@@ -77,18 +77,18 @@ HostMask read_window_mask(h5::File const& f, CxiInfo const& info) {
 }
 
 // frames -= the window of the dark frame, at least 0, on measured pixels
-// (the others are 0 already).
+// (the others are 0 already). Where the dark frame is NaN or infinite the
+// frames become NaN (std::max keeps a NaN first argument), and loading masks
+// the pixel as it masks NaN in the frames.
 void subtract_dark(h5::File const& f, CxiInfo const& info, HostMask const& window_mask, HostFrames const& frames) {
   auto const v = h5::read<double>(f, info.dark_path);
   int const wy = int(frames.extent(1)), wx = int(frames.extent(2));
   std::vector<float> dark(std::size_t(wy) * wx);
+  float const nan = std::numeric_limits<float>::quiet_NaN();
   for (int y = 0; y < wy; ++y)
     for (int x = 0; x < wx; ++x) {
       double const d = v[stored_pixel(info, y, x)];
-      PTYKO_REQUIRE(!window_mask(y, x) || std::isfinite(d), f.name(), ": dark frame ", info.dark_path,
-                    " is not finite at pixel (y, x) = (", info.window_y + y, ", ", info.window_x + x,
-                    "): fix it or mask the pixel");
-      dark[std::size_t(y) * wx + x] = window_mask(y, x) ? float(d) : 0.f;
+      dark[std::size_t(y) * wx + x] = !window_mask(y, x) ? 0.f : std::isfinite(d) ? float(d) : nan;
     }
   std::size_t const pixels = dark.size();
   for (std::size_t k = 0; k < frames.extent(0); ++k) {
@@ -163,7 +163,11 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
 
   // Bad pixels often hold NaN, -1 or the type's maximum: they are zeroed
   // (so that no NaN reaches the solvers, where NaN * 0 is still NaN) and
-  // not checked. Pixels are named in stored coordinates.
+  // not checked. NaN or infinite values at measured pixels are kept: the
+  // dark, monitor, binning and orientation carry them to the pixel they
+  // land on, which load_local_data then masks (module gaps that a program
+  // filled with NaN without writing a mask). Pixels are named in stored
+  // coordinates.
   HostMask const mask = read_window_mask(f, info);
   auto const* measured = mask.data();
   float const largest = std::numeric_limits<float>::max();
@@ -187,11 +191,8 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
         v = 0;
         continue;
       }
-      if (v >= 0 && v <= largest) continue;  // an ordinary value beside the unusual ones
+      if ((v >= 0 && v <= largest) || !std::isfinite(v)) continue;  // ordinary, or masked later
       std::size_t const y = info.window_y + p / wx, x = info.window_x + p % wx;
-      PTYKO_REQUIRE(std::isfinite(v), info.path, ": frame ", indices[k], " of ", info.data_path, " has ",
-                    std::isnan(v) ? "a NaN" : "an infinite", " intensity at pixel (y, x) = (", y, ", ", x,
-                    "): fix the data or mark the pixel bad (in ", k_mask, " or a --mask file)");
       PTYKO_REQUIRE(clip_negative, info.path, ": frame ", indices[k], " of ", info.data_path,
                     " has a negative intensity (", v, ") at pixel (y, x) = (", y, ", ", x,
                     "): intensities must be >= 0; use --clip-negative to set negative values to zero");

@@ -1,6 +1,7 @@
 #include "host_threads.hpp"
 
 #include <ptyko/core/dataset.hpp>
+#include <ptyko/core/frame_stats.hpp>
 #include <ptyko/core/fftshift.hpp>
 #include <ptyko/kernels/compat.hpp>
 #include <ptyko/kernels/error.hpp>
@@ -46,7 +47,8 @@ namespace impl {
 /// are then held exactly as uint16 counts.
 /// Branch-free, so that the loop vectorises: each value is clamped into
 /// [0, 65535] (where the integer conversion is defined) and must equal its
-/// clamp and the clamp's integer part. (The frames are finite: cxi_frames.cpp.)
+/// clamp and the clamp's integer part. (A NaN or infinity never does: frames
+/// with one are floats until load_local_data masks it.)
 bool fit_counts(HostFrames const& frames, std::size_t n) {
   float const* v = frames.data();
   std::size_t const total = n * frames.extent(1) * frames.extent(2);
@@ -186,6 +188,13 @@ LocalData<T, ExecSpace> load_local_data(ExecSpace const& space, ScanLayout const
     auto h = Kokkos::create_mirror_view(data.mask);
     ifftshift2(mask.data(), h.data(), D, D);
     Kokkos::deep_copy(space, data.mask, h);  // host -> device: detector mask
+  }
+  // Measured pixels that hold NaN or infinity in some frame (cxi_frames.cpp
+  // keeps them) are not measurements: masked in every frame.
+  std::vector<std::uint8_t> nonfinite = nonfinite_pixels(space, data);
+  if (std::find(nonfinite.begin(), nonfinite.end(), std::uint8_t(1)) != nonfinite.end()) {
+    mask_pixels(space, data, nonfinite);
+    data.nonfinite_pixels = std::move(nonfinite);
   }
 
   data.positions = PositionView<T, Mem>(

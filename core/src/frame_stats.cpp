@@ -145,6 +145,24 @@ void pixel_max(ExecSpace const& space, Frames const& frames, Out const& out) {
   }
 }
 
+/// out(i, j) = 1 where some frames(f, i, j) is NaN or infinite, else 0
+/// (x - x is 0 exactly for finite x). Non-blocking. Floats only: counts
+/// are finite.
+template <class ExecSpace, class Frames, class Out>
+void pixel_nonfinite(ExecSpace const& space, Frames const& frames, Out const& out) {
+  int const n = int(frames.extent(0)), D = int(frames.extent(1));
+  Kokkos::parallel_for(
+      "ptyko::nonfinite_pixels", Kokkos::RangePolicy<ExecSpace>(space, 0, D * D), KOKKOS_LAMBDA(int q) {
+        int const i = q / D, j = q % D;
+        std::uint8_t bad = 0;
+        for (int f = 0; f < n; ++f) {
+          auto const v = frames(f, i, j);
+          bad |= v - v == 0 ? 0 : 1;
+        }
+        out(i, j) = bad;
+      });
+}
+
 /// frames(f, i, j) = 0 where measured(i, j) is 0. Non-blocking.
 template <class ExecSpace, class Frames, class Mask>
 void zero_masked(ExecSpace const& space, Frames const& frames, Mask const& measured) {
@@ -245,6 +263,18 @@ std::vector<float> pixel_maxima(ExecSpace const& space, LocalData<T, ExecSpace> 
 }
 
 template <class T, class ExecSpace>
+std::vector<std::uint8_t> nonfinite_pixels(ExecSpace const& space, LocalData<T, ExecSpace> const& data) {
+  using Mem = typename ExecSpace::memory_space;
+  int const D = data.detector();
+  if (data.frames.is_counts()) return std::vector<std::uint8_t>(std::size_t(D) * D, 0);
+  Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, Mem> out(Kokkos::view_alloc(space, "ptyko::nonfinite_pixels"),
+                                                              D, D);
+  data.frames.visit([&](auto const& frames) { impl::pixel_nonfinite(space, frames, out); });
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);  // device -> host: D x D flags
+  return std::vector<std::uint8_t>(h.data(), h.data() + h.span());
+}
+
+template <class T, class ExecSpace>
 void mask_pixels(ExecSpace const& space, LocalData<T, ExecSpace>& data, std::vector<std::uint8_t> const& bad) {
   using Mem = typename ExecSpace::memory_space;
   int const D = data.detector();
@@ -317,6 +347,8 @@ LocalData<T, ExecSpace> select_frames(ExecSpace const& space, LocalData<T, ExecS
   template std::size_t count_measured_zeros<T, Kokkos::DefaultExecutionSpace>(                                \
       Kokkos::DefaultExecutionSpace const&, LocalData<T, Kokkos::DefaultExecutionSpace> const&);               \
   template std::vector<float> pixel_maxima<T, Kokkos::DefaultExecutionSpace>(                                 \
+      Kokkos::DefaultExecutionSpace const&, LocalData<T, Kokkos::DefaultExecutionSpace> const&);               \
+  template std::vector<std::uint8_t> nonfinite_pixels<T, Kokkos::DefaultExecutionSpace>(                     \
       Kokkos::DefaultExecutionSpace const&, LocalData<T, Kokkos::DefaultExecutionSpace> const&);               \
   template void mask_pixels<T, Kokkos::DefaultExecutionSpace>(Kokkos::DefaultExecutionSpace const&,            \
                                                               LocalData<T, Kokkos::DefaultExecutionSpace>&,    \

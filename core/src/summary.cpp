@@ -40,6 +40,7 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
   std::uint64_t step = 0;  // gcd of the whole nonzero values so far (0: none yet)
   double smallest = std::numeric_limits<double>::infinity();
   std::size_t zeros = 0;
+  std::vector<char> nonfinite(std::size_t(D) * std::size_t(info.nx), 0);  // pixels with NaN or Inf somewhere
   FrameReadBuffer read;  // every chunk in the same memory
   for (std::size_t first = 0; first < info.frames; first += chunk) {
     std::size_t const n = std::min(chunk, info.frames - first);
@@ -52,6 +53,10 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
         for (int x = 0; x < info.nx; ++x) {
           if (!mask(y, x)) continue;
           double const v = frames(f, y, x);
+          if (!std::isfinite(v)) {  // reconstruct masks the pixel
+            nonfinite[std::size_t(y) * std::size_t(info.nx) + std::size_t(x)] = 1;
+            continue;
+          }
           counts += v;
           moment_y += v * y;
           moment_x += v * x;
@@ -75,6 +80,7 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
     }
   }
   s.counts_mean = total / double(info.frames);
+  s.nonfinite_pixels = std::size_t(std::count(nonfinite.begin(), nonfinite.end(), 1));
   s.values.whole_numbers = is_integer_type(info.data_type) || s.fractional_pixels == 0;
   s.values.unit_step = s.fractional_pixels == 0 ? std::max<double>(1.0, double(step)) : 1.0;
   s.values.smallest_nonzero = s.fractional_pixels == 0 && std::isfinite(smallest) ? smallest : 0.0;
@@ -147,6 +153,9 @@ std::string format_summary(DatasetSummary const& s) {
   line("intensity centre", fmt::format("(y, x) = ({:.1f}, {:.1f}) of the stored frames (their centre: {}, {})",
                                        s.centroid_y, s.centroid_x, i.stored_ny / 2, i.stored_nx / 2));
   if (s.empty_frames) line("empty frames", fmt::format("{}", s.empty_frames));
+  if (s.nonfinite_pixels)
+    line("non-finite pixels", fmt::format("{} hold NaN or infinity in some frame: reconstruct masks them",
+                                          s.nonfinite_pixels));
   std::string const sources = i.mask_file.empty() ? (i.has_mask ? "" : " (no mask in file)")
                               : fmt::format(" ({}{}:{}{})", i.has_mask ? "the file's and " : "", i.mask_file,
                                             i.mask_dataset, i.mask_invert ? ", inverted" : "");

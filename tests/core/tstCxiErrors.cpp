@@ -98,14 +98,17 @@ TEST_F(Cxi, NonFiniteAndNegativeIntensities) {
   c.frames(3, 2, 5) = std::numeric_limits<float>::quiet_NaN();
   auto const nan = file("nan.cxi");
   cxi_write(nan, c);
+  // Non-finite values at measured pixels are read as they are: loading
+  // masks their pixels (tstReconstructRun, MasksPixelsThatHoldNaN).
   auto const info = cxi_inspect(nan);
-  expect_user_error([&] { cxi_read_frames(info, {0, 1, 3}); }, nan, {"frame 3", "NaN", "(2, 5)"});
-  EXPECT_NO_THROW(cxi_read_frames(info, {0, 1, 2, 4, 5}));  // only the frames read are checked
+  auto const read = cxi_read_frames(info, {0, 1, 3});
+  EXPECT_TRUE(std::isnan(read(2, 2, 5)));
+  EXPECT_EQ(read(2, 2, 4), c.frames(3, 2, 4));
 
   c.frames(3, 2, 5) = std::numeric_limits<float>::infinity();
   auto const inf = file("inf.cxi");
   cxi_write(inf, c);
-  expect_user_error([&] { cxi_read_frames(cxi_inspect(inf), {3}); }, inf, {"frame 3", "infinite"});
+  EXPECT_TRUE(std::isinf(cxi_read_frames(cxi_inspect(inf), {3})(0, 2, 5)));
 
   c.frames(3, 2, 5) = 1;
   c.frames(4, 1, 1) = -2.5f;

@@ -565,6 +565,48 @@ TEST_F(Run, MaskFromAnotherFile) {
       << info.out;
 }
 
+// Pixels that hold NaN or infinity in some frame (a program that filled
+// module gaps with NaN and wrote no mask) are masked in every frame, on
+// every rank alike (frame 2 is one rank's only): the same run as with those
+// pixels in a --mask file. Before, the run stopped at the first NaN. A NaN
+// in the dark frame masks its pixel too.
+TEST_F(Run, MasksPixelsThatHoldNaN) {
+  auto t = simulated();
+  t.at(2, 3, 5) = std::numeric_limits<float>::quiet_NaN();
+  for (std::size_t f = 0; f < t.n; ++f) t.at(f, 9, 1) = std::numeric_limits<float>::infinity();
+  t.write(file("gaps.cxi"));
+  {
+    h5::Handle id(H5Fopen(file("gaps.cxi").c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+    std::vector<double> dark(t.d * t.d, 0.0);
+    dark[12 * t.d + 12] = std::nan("");
+    hsize_t const dd[2] = {t.d, t.d};
+    h5::Handle ds(H5Screate_simple(2, dd, nullptr));
+    h5::Handle d(H5Dcreate2(id, "/entry_1/instrument_1/detector_1/dark", H5T_IEEE_F64LE, ds, H5P_DEFAULT,
+                            H5P_DEFAULT, H5P_DEFAULT));
+    H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, dark.data());
+  }
+  std::vector<std::uint8_t> bad(t.d * t.d, 0);
+  bad[3 * t.d + 5] = bad[9 * t.d + 1] = bad[12 * t.d + 12] = 1;
+  {
+    auto f = h5::File::create(file("gaps_mask.h5"));
+    h5::write(f, "/mask", bad.data(), {t.d, t.d});
+    f.close();
+  }
+  EXPECT_TRUE(contains(ok({"info", "gaps.cxi"}).out,
+                       "non-finite pixels      3 hold NaN or infinity in some frame: reconstruct masks them"));
+  for (int ranks : {0, 2}) {
+    std::vector<std::string> const a{"reconstruct", "gaps.cxi", "--epochs", "3", "--no-images", "--strategy",
+                                     "neighbor"};
+    auto nan = a, masked = a;
+    nan.insert(nan.end(), {"-o", "nan.h5"});
+    masked.insert(masked.end(), {"-o", "masked.h5", "--mask", "gaps_mask.h5", "-q"});
+    auto const o = ok(nan, ranks);
+    EXPECT_TRUE(contains(o.err, "gaps.cxi: 3 detector pixel(s) hold NaN or infinite values in some frame")) << o.err;
+    ok(masked, ranks);
+    expect_same_result(file("nan.h5"), file("masked.h5"), 1e-6);
+  }
+}
+
 // --mask-above: a pixel that reaches the level in any frame (here only in
 // frame 0, which one rank of two reads) is masked in all frames on every
 // rank: the same run as with that pixel in a --mask file.

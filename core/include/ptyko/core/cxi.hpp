@@ -169,9 +169,10 @@ std::vector<std::array<double, 3>> cxi_read_translations(CxiInfo const& info);
 /// normalisation applied (CxiInfo::has_dark, monitor_scale). Reads only those frames (hyperslab selection of
 /// consecutive runs), so each MPI rank can read just its own.
 /// Pixels the file's mask marks bad are set to 0 and not checked (detectors
-/// store NaN, -1 or their maximum there). Throws UserError on out-of-range
-/// indices, a request larger than memory, and on NaN/Inf or negative values
-/// unless `clip_negative` (then negatives become 0).
+/// store NaN, -1 or their maximum there); NaN or infinite values at measured
+/// pixels are returned as they are (load_local_data masks those pixels).
+/// Throws UserError on out-of-range indices, a request larger than memory,
+/// and on negative values unless `clip_negative` (then they become 0).
 HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& indices,
                            bool clip_negative = false);
 

@@ -48,8 +48,10 @@ ScanLayout read_scan_layout(std::string const& path, LoadOptions const& options)
 /// Reads frames `ids` (global frame indices) of the layout's file and moves
 /// them to the device: intensities un-shifted (ifftshift), the mask likewise
 /// (empty View when every pixel is measured), positions relative to the tile
-/// whose (0, 0) is global pixel (tile_y, tile_x). Throws UserError when a
-/// patch would leave a tile of height x width pixels.
+/// whose (0, 0) is global pixel (tile_y, tile_x). Pixels where a frame holds
+/// NaN or infinity are masked (LocalData::nonfinite_pixels names them; other
+/// ranks' must be masked too, which is collective and the caller's). Throws
+/// UserError when a patch would leave a tile of height x width pixels.
 template <class T, class ExecSpace>
 LocalData<T, ExecSpace> load_local_data(ExecSpace const& space, ScanLayout const& layout,
                                         std::vector<std::size_t> const& ids, int tile_y, int tile_x,

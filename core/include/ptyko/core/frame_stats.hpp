@@ -75,6 +75,11 @@ double adu_per_photon_implied(ValueSurvey const& survey, std::string* why = null
 template <class T, class ExecSpace>
 std::vector<float> pixel_maxima(ExecSpace const& space, LocalData<T, ExecSpace> const& data);
 
+/// 1 for each detector pixel (D * D, row-major, corner-centred) where some
+/// frame of `data` holds NaN or infinity, else 0. Blocking.
+template <class T, class ExecSpace>
+std::vector<std::uint8_t> nonfinite_pixels(ExecSpace const& space, LocalData<T, ExecSpace> const& data);
+
 /// Marks the pixels where `bad` (D * D, corner-centred) is nonzero as not
 /// measured: clears them in the mask (made when every pixel was measured)
 /// and zeroes them in every frame, as loading does with the file's mask.

@@ -39,6 +39,10 @@ struct LocalData {
   /// a cost with it (noise_floor.hpp), is computed in photons. 0: not known
   /// (float frames that are not counts), and nothing is compared with it.
   double adu_per_photon = 1;
+  /// (D * D, corner-centred) 1 where a local frame held NaN or infinity at
+  /// a measured pixel: load_local_data masked those pixels. Empty: none.
+  /// The ranks' union is masked on every rank (the driver: collective).
+  std::vector<std::uint8_t> nonfinite_pixels;
 
   int local_frames() const { return int(frames.extent(0)); }
   int detector() const { return int(frames.extent(1)); }
