@@ -207,7 +207,8 @@ class ViewRun {
       warn_low_overlap(m_log, m_input, m_step, m_guess, "probe guess", "ptychography may not converge");
   }
 
-  // Pixels where some rank's frames held NaN or infinity (each rank masked
+  // Pixels where some rank's frames held NaN, infinity or a negative
+  // integer (each rank masked
   // its own at load) are masked on every rank alike (collective), and named.
   void mask_nonfinite_pixels() {
     std::size_t const pixels = std::size_t(m_layout.info.ny) * std::size_t(m_layout.info.nx);
@@ -220,8 +221,8 @@ class ViewRun {
     if (count == 0) return;
     mask_pixels(m_space, m_data, flags);
     m_data.nonfinite_pixels = flags;
-    m_log.warn(fmt::format("{}: {} detector pixel(s) hold NaN or infinite values in some frame (module gaps or dead "
-                           "pixels without a mask): masked in every frame",
+    m_log.warn(fmt::format("{}: {} detector pixel(s) hold no intensity in some frame (NaN, infinity, or a negative "
+                           "integer: module gaps or bad pixels without a mask): masked in every frame",
                            m_input, count));
   }
 

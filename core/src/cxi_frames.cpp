@@ -6,6 +6,7 @@
 
 #include <ptyko/core/cxi.hpp>
 #include <ptyko/core/detector_orientation.hpp>
+#include <ptyko/core/frame_stats.hpp>
 #include <ptyko/core/hdf5.hpp>
 #include <ptyko/kernels/error.hpp>
 #include <ptyko/kernels/huge_pages.hpp>
@@ -163,7 +164,8 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
 
   // Bad pixels often hold NaN, -1 or the type's maximum: they are zeroed
   // (so that no NaN reaches the solvers, where NaN * 0 is still NaN) and
-  // not checked. NaN or infinite values at measured pixels are kept: the
+  // not checked. NaN or infinite values at measured pixels are kept (and
+  // negative values of integer frames become NaN): the
   // dark, monitor, binning and orientation carry them to the pixel they
   // land on, which load_local_data then masks (module gaps that a program
   // filled with NaN without writing a mask). Pixels are named in stored
@@ -171,6 +173,9 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
   HostMask const mask = read_window_mask(f, info);
   auto const* measured = mask.data();
   float const largest = std::numeric_limits<float>::max();
+  // Negative integers are markers (a Pilatus stores -1 in its gaps and -2
+  // at bad pixels; an Eiger's 2^32 - 1 read as int32 is -1), not intensities.
+  bool const integer_counts = is_integer_type(info.data_type);
   for (std::size_t k = 0; k < indices.size(); ++k) {
     float* frame = frames.data() + k * pixels;
     // The common frame, every measured value an ordinary intensity, in two
@@ -192,6 +197,10 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
         continue;
       }
       if ((v >= 0 && v <= largest) || !std::isfinite(v)) continue;  // ordinary, or masked later
+      if (integer_counts) {  // no count is negative: a detector's mark of a gap or bad pixel
+        v = std::numeric_limits<float>::quiet_NaN();  // masked later, as NaN is
+        continue;
+      }
       std::size_t const y = info.window_y + p / wx, x = info.window_x + p % wx;
       PTYKO_REQUIRE(clip_negative, info.path, ": frame ", indices[k], " of ", info.data_path,
                     " has a negative intensity (", v, ") at pixel (y, x) = (", y, ", ", x,

@@ -98,14 +98,12 @@ double min_nonzero_remainder(ExecSpace const& space, Frames const& frames, doubl
 /// are). Blocking.
 template <class ExecSpace, class Frames, class Mask>
 std::size_t count_measured_zeros(ExecSpace const& space, Frames const& frames, Mask const& measured) {
-  int const D = int(frames.extent(1));
   bool const all = measured.extent(0) == 0;
   std::size_t count = 0;
   Kokkos::parallel_reduce(
-      "ptyko::frame_stats::count_measured_zeros", Kokkos::RangePolicy<ExecSpace>(space, 0, frames.span()),
-      KOKKOS_LAMBDA(std::size_t q, std::size_t & c) {
-        FrameIndex const at = frame_index(q, D);
-        c += frames(at.b, at.i, at.j) == 0 && (all || measured(at.i, at.j)) ? 1 : 0;
+      "ptyko::frame_stats::count_measured_zeros", frame_policy(space, int(frames.extent(0)), int(frames.extent(1))),
+      KOKKOS_LAMBDA(int b, int i, int j, std::size_t& c) {
+        c += frames(b, i, j) == 0 && (all || measured(i, j)) ? 1 : 0;
       },
       count);
   return count;
@@ -146,21 +144,35 @@ void pixel_max(ExecSpace const& space, Frames const& frames, Out const& out) {
 }
 
 /// out(i, j) = 1 where some frames(f, i, j) is NaN or infinite, else 0
-/// (x - x is 0 exactly for finite x). Non-blocking. Floats only: counts
-/// are finite.
+/// (x - x is 0 exactly for finite x). Non-blocking. The loops of
+/// pixel_max: host spaces a detector row per work item, frames in order
+/// (a pixel per work item read the frames 64 KiB apart), devices a pixel
+/// per work item.
 template <class ExecSpace, class Frames, class Out>
 void pixel_nonfinite(ExecSpace const& space, Frames const& frames, Out const& out) {
   int const n = int(frames.extent(0)), D = int(frames.extent(1));
-  Kokkos::parallel_for(
-      "ptyko::nonfinite_pixels", Kokkos::RangePolicy<ExecSpace>(space, 0, D * D), KOKKOS_LAMBDA(int q) {
-        int const i = q / D, j = q % D;
-        std::uint8_t bad = 0;
-        for (int f = 0; f < n; ++f) {
-          auto const v = frames(f, i, j);
-          bad |= v - v == 0 ? 0 : 1;
-        }
-        out(i, j) = bad;
-      });
+  if constexpr (is_host_space_v<ExecSpace>) {
+    Kokkos::parallel_for(
+        "ptyko::nonfinite_pixels", Kokkos::RangePolicy<ExecSpace>(space, 0, D), KOKKOS_LAMBDA(int i) {
+          std::uint8_t* bad = &out(i, 0);
+          for (int j = 0; j < D; ++j) bad[j] = 0;
+          for (int f = 0; f < n; ++f) {
+            auto const* row = &frames(f, i, 0);
+            for (int j = 0; j < D; ++j) bad[j] |= row[j] - row[j] == 0 ? 0 : 1;
+          }
+        });
+  } else {
+    Kokkos::parallel_for(
+        "ptyko::nonfinite_pixels", Kokkos::RangePolicy<ExecSpace>(space, 0, D * D), KOKKOS_LAMBDA(int q) {
+          int const i = q / D, j = q % D;
+          std::uint8_t bad = 0;
+          for (int f = 0; f < n; ++f) {
+            auto const v = frames(f, i, j);
+            bad |= v - v == 0 ? 0 : 1;
+          }
+          out(i, j) = bad;
+        });
+  }
 }
 
 /// frames(f, i, j) = 0 where measured(i, j) is 0. Non-blocking.

@@ -154,8 +154,9 @@ std::string format_summary(DatasetSummary const& s) {
                                        s.centroid_y, s.centroid_x, i.stored_ny / 2, i.stored_nx / 2));
   if (s.empty_frames) line("empty frames", fmt::format("{}", s.empty_frames));
   if (s.nonfinite_pixels)
-    line("non-finite pixels", fmt::format("{} hold NaN or infinity in some frame: reconstruct masks them",
-                                          s.nonfinite_pixels));
+    line("invalid pixels", fmt::format("{} hold NaN, infinity or a negative integer in some frame: reconstruct "
+                                       "masks them",
+                                       s.nonfinite_pixels));
   std::string const sources = i.mask_file.empty() ? (i.has_mask ? "" : " (no mask in file)")
                               : fmt::format(" ({}{}:{}{})", i.has_mask ? "the file's and " : "", i.mask_file,
                                             i.mask_dataset, i.mask_invert ? ", inverted" : "");

@@ -593,7 +593,7 @@ TEST_F(Run, MasksPixelsThatHoldNaN) {
     f.close();
   }
   EXPECT_TRUE(contains(ok({"info", "gaps.cxi"}).out,
-                       "non-finite pixels      3 hold NaN or infinity in some frame: reconstruct masks them"));
+                       "invalid pixels         3 hold NaN, infinity or a negative integer in some frame: "));
   for (int ranks : {0, 2}) {
     std::vector<std::string> const a{"reconstruct", "gaps.cxi", "--epochs", "3", "--no-images", "--strategy",
                                      "neighbor"};
@@ -601,10 +601,40 @@ TEST_F(Run, MasksPixelsThatHoldNaN) {
     nan.insert(nan.end(), {"-o", "nan.h5"});
     masked.insert(masked.end(), {"-o", "masked.h5", "--mask", "gaps_mask.h5", "-q"});
     auto const o = ok(nan, ranks);
-    EXPECT_TRUE(contains(o.err, "gaps.cxi: 3 detector pixel(s) hold NaN or infinite values in some frame")) << o.err;
+    EXPECT_TRUE(contains(o.err, "gaps.cxi: 3 detector pixel(s) hold no intensity in some frame (NaN, infinity, or a negative integer")) << o.err;
     ok(masked, ranks);
     expect_same_result(file("nan.h5"), file("masked.h5"), 1e-6);
   }
+}
+
+// Negative values of integer frames mark gaps and bad pixels (a Pilatus
+// stores -1 and -2): their pixels are masked as NaN's are, with or without
+// --clip-negative, which would make them measured zeros.
+TEST_F(Run, MasksNegativeIntegers) {
+  auto t = simulated();
+  for (std::size_t f = 0; f < t.n; ++f) t.at(f, 4, 4) = -1;
+  t.at(3, 6, 7) = -2;
+  t.data_type = "int32";
+  t.write(file("pilatus.cxi"));
+  std::vector<std::uint8_t> bad(t.d * t.d, 0);
+  bad[4 * t.d + 4] = bad[6 * t.d + 7] = 1;
+  {
+    auto f = h5::File::create(file("pilatus_mask.h5"));
+    h5::write(f, "/mask", bad.data(), {t.d, t.d});
+    f.close();
+  }
+  std::vector<std::string> const a{"reconstruct", "pilatus.cxi", "--epochs", "3", "--no-images"};
+  auto marked = a, clipped = a, masked = a;
+  marked.insert(marked.end(), {"-o", "marked.h5"});
+  clipped.insert(clipped.end(), {"-o", "clipped.h5", "--clip-negative", "-q"});
+  masked.insert(masked.end(), {"-o", "masked.h5", "--mask", "pilatus_mask.h5", "-q"});
+  auto const o = ok(marked);
+  EXPECT_TRUE(contains(ok({"info", "pilatus.cxi"}).out, "invalid pixels         2 hold")) << o.err;
+  EXPECT_TRUE(contains(o.err, "pilatus.cxi: 2 detector pixel(s) hold no intensity in some frame")) << o.err;
+  ok(clipped);
+  ok(masked);
+  expect_same_result(file("marked.h5"), file("masked.h5"), 1e-6);
+  expect_same_result(file("clipped.h5"), file("masked.h5"), 1e-6);
 }
 
 // --mask-above: a pixel that reaches the level in any frame (here only in

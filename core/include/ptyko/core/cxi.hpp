@@ -170,9 +170,11 @@ std::vector<std::array<double, 3>> cxi_read_translations(CxiInfo const& info);
 /// consecutive runs), so each MPI rank can read just its own.
 /// Pixels the file's mask marks bad are set to 0 and not checked (detectors
 /// store NaN, -1 or their maximum there); NaN or infinite values at measured
-/// pixels are returned as they are (load_local_data masks those pixels).
-/// Throws UserError on out-of-range indices, a request larger than memory,
-/// and on negative values unless `clip_negative` (then they become 0).
+/// pixels are returned as they are, and negative values of integer frames
+/// (a detector's marks of gaps and bad pixels) as NaN: load_local_data
+/// masks those pixels. Throws UserError on out-of-range indices, a request
+/// larger than memory, and on negative values of float frames unless
+/// `clip_negative` (then they become 0).
 HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& indices,
                            bool clip_negative = false);
 
