@@ -252,17 +252,17 @@ class ViewRun {
 
   // What all ranks' measured values say about their unit (collective): the
   // common step by Euclid's algorithm over the frames, each round one pass
-  // and one all-reduce (photon counts: none after the first).
+  // and one all-reduce (photon counts, whose smallest value is 1: none).
   ValueSurvey survey_values() {
     ValueSurvey s;
     double sums[3] = {double(count_fractional_pixels(m_space, m_data)),
                       double(count_pixels_at_least(m_space, m_data, 0.5f)),  // nonzero whole numbers
-                      double(count_measured_zeros(m_space, m_data))};
+                      double(count_measured_values(m_space, m_data))};
     m_comm.allreduce(sums, 3, Datatype::float64, ReduceOp::sum);
     m_fractional = sums[0];
     s.whole_numbers = is_integer_type(m_layout.info.data_type) || sums[0] == 0;
     s.nonzero_values = sums[1];
-    s.zero_values = sums[2];
+    s.zero_values = sums[2] - sums[1];
     if (sums[0] > 0) return s;  // no step to find among fractions
     auto global_min = [&](double modulus) {
       double r = smallest_nonzero_remainder(m_space, m_data, modulus);
@@ -272,7 +272,7 @@ class ViewRun {
     };
     s.smallest_nonzero = global_min(0);
     double step = s.smallest_nonzero;
-    for (double r = step > 0 ? global_min(step) : 0; r > 0; r = global_min(step))
+    for (double r = step > 1 ? global_min(step) : 0; r > 0; r = global_min(step))  // photon counts: step 1, no pass
       step = double(std::gcd(std::uint64_t(step), std::uint64_t(r)));
     s.unit_step = std::max(step, 1.0);
     return s;

@@ -80,33 +80,32 @@ std::size_t count_fractional(ExecSpace const& space, Frames const& frames) {
 /// 0) over the values, whole numbers; 0 when there is none. Blocking.
 template <class ExecSpace, class Frames>
 double min_nonzero_remainder(ExecSpace const& space, Frames const& frames, double modulus) {
+  using V = typename Frames::non_const_value_type;
   auto const* v = frames.data();
+  Kokkos::RangePolicy<ExecSpace> const all(space, 0, frames.span());
+  if (modulus <= 0) {  // the smallest nonzero value: a branch-free minimum in the values' type, which vectorises
+    V const none = Kokkos::reduction_identity<V>::min();
+    V smallest = none;
+    Kokkos::parallel_reduce(
+        "ptyko::frame_stats::min_nonzero", all,
+        KOKKOS_LAMBDA(std::size_t k, V & m) {
+          V const x = v[k] > V(0) ? v[k] : none;
+          m = x < m ? x : m;
+        },
+        Kokkos::Min<V>(smallest));
+    return smallest == none ? 0.0 : double(smallest);
+  }
   double const none = Kokkos::reduction_identity<double>::min();
   double smallest = none;
   Kokkos::parallel_reduce(
-      "ptyko::frame_stats::min_nonzero_remainder", Kokkos::RangePolicy<ExecSpace>(space, 0, frames.span()),
+      "ptyko::frame_stats::min_nonzero_remainder", all,
       KOKKOS_LAMBDA(std::size_t k, double& m) {
         double const x = double(v[k]);
-        double const r = modulus > 0 ? x - modulus * math::floor(x / modulus) : x;  // exact for whole numbers
-        if (r > 0 && r < m) m = r;
+        double const r = x - modulus * math::floor(x / modulus);  // exact for whole numbers
+        m = r > 0 && r < m ? r : m;
       },
       Kokkos::Min<double>(smallest));
   return smallest == none ? 0.0 : smallest;
-}
-
-/// Number of values that are 0 at measured pixels (`measured` empty: all
-/// are). Blocking.
-template <class ExecSpace, class Frames, class Mask>
-std::size_t count_measured_zeros(ExecSpace const& space, Frames const& frames, Mask const& measured) {
-  bool const all = measured.extent(0) == 0;
-  std::size_t count = 0;
-  Kokkos::parallel_reduce(
-      "ptyko::frame_stats::count_measured_zeros", frame_policy(space, int(frames.extent(0)), int(frames.extent(1))),
-      KOKKOS_LAMBDA(int b, int i, int j, std::size_t& c) {
-        c += frames(b, i, j) == 0 && (all || measured(i, j)) ? 1 : 0;
-      },
-      count);
-  return count;
 }
 
 /// out(i, j) = the largest frames(f, i, j) over f. Non-blocking. Host
@@ -237,9 +236,15 @@ double smallest_nonzero_remainder(ExecSpace const& space, LocalData<T, ExecSpace
 }
 
 template <class T, class ExecSpace>
-std::size_t count_measured_zeros(ExecSpace const& space, LocalData<T, ExecSpace> const& data) {
+std::size_t count_measured_values(ExecSpace const& space, LocalData<T, ExecSpace> const& data) {
+  std::size_t const frames = std::size_t(data.local_frames());
   auto const measured = data.mask;
-  return data.frames.visit([&](auto const& frames) { return impl::count_measured_zeros(space, frames, measured); });
+  if (measured.extent(0) == 0) return frames * std::size_t(data.detector()) * std::size_t(data.detector());
+  std::size_t pixels = 0;
+  Kokkos::parallel_reduce(
+      "ptyko::frame_stats::measured_pixels", Kokkos::RangePolicy<ExecSpace>(space, 0, measured.span()),
+      KOKKOS_LAMBDA(std::size_t k, std::size_t & c) { c += measured.data()[k] != 0 ? 1 : 0; }, pixels);
+  return frames * pixels;
 }
 
 double adu_per_photon_implied(ValueSurvey const& s, std::string* why) {
@@ -356,7 +361,7 @@ LocalData<T, ExecSpace> select_frames(ExecSpace const& space, LocalData<T, ExecS
       Kokkos::DefaultExecutionSpace const&, LocalData<T, Kokkos::DefaultExecutionSpace> const&);               \
   template double smallest_nonzero_remainder<T, Kokkos::DefaultExecutionSpace>(                              \
       Kokkos::DefaultExecutionSpace const&, LocalData<T, Kokkos::DefaultExecutionSpace> const&, double);       \
-  template std::size_t count_measured_zeros<T, Kokkos::DefaultExecutionSpace>(                                \
+  template std::size_t count_measured_values<T, Kokkos::DefaultExecutionSpace>(                               \
       Kokkos::DefaultExecutionSpace const&, LocalData<T, Kokkos::DefaultExecutionSpace> const&);               \
   template std::vector<float> pixel_maxima<T, Kokkos::DefaultExecutionSpace>(                                 \
       Kokkos::DefaultExecutionSpace const&, LocalData<T, Kokkos::DefaultExecutionSpace> const&);               \

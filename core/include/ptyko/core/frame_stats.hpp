@@ -42,10 +42,11 @@ std::size_t count_fractional_pixels(ExecSpace const& space, LocalData<T, ExecSpa
 template <class T, class ExecSpace>
 double smallest_nonzero_remainder(ExecSpace const& space, LocalData<T, ExecSpace> const& data, double modulus);
 
-/// Number of values of `data`'s frames that are 0 at measured pixels.
-/// Blocking.
+/// Number of values of `data`'s frames at measured pixels (frames times
+/// measured pixels; those that are not > 0 are zeros, masked pixels being
+/// 0 already). Blocking.
 template <class T, class ExecSpace>
-std::size_t count_measured_zeros(ExecSpace const& space, LocalData<T, ExecSpace> const& data);
+std::size_t count_measured_values(ExecSpace const& space, LocalData<T, ExecSpace> const& data);
 
 /// What the measured values of all frames say about their unit.
 struct ValueSurvey {
