@@ -108,71 +108,52 @@ double min_nonzero_remainder(ExecSpace const& space, Frames const& frames, doubl
   return smallest == none ? 0.0 : smallest;
 }
 
-/// out(i, j) = the largest frames(f, i, j) over f. Non-blocking. Host
-/// spaces: one detector row per work item, frames in order, so that each
-/// frame's row is read contiguously; devices: one pixel per work item,
+/// out(i, j) = Fold's fold of frames(f, i, j) over f, from Fold::init().
+/// Non-blocking. Host spaces: one detector row per work item, frames in
+/// order, so that each frame's row is read contiguously (a pixel per work
+/// item read the frames 64 KiB apart); devices: one pixel per work item,
 /// adjacent work items reading adjacent pixels.
-template <class ExecSpace, class Frames, class Out>
-void pixel_max(ExecSpace const& space, Frames const& frames, Out const& out) {
+template <class Fold, class ExecSpace, class Frames, class Out>
+void pixel_fold(ExecSpace const& space, Frames const& frames, Out const& out, char const* label) {
+  using Acc = typename Out::non_const_value_type;
   int const n = int(frames.extent(0)), D = int(frames.extent(1));
   if constexpr (is_host_space_v<ExecSpace>) {
-    Kokkos::parallel_for(
-        "ptyko::pixel_maxima", Kokkos::RangePolicy<ExecSpace>(space, 0, D), KOKKOS_LAMBDA(int i) {
-          float* m = &out(i, 0);
-          for (int j = 0; j < D; ++j) m[j] = 0;
-          for (int f = 0; f < n; ++f) {
-            auto const* row = &frames(f, i, 0);
-            for (int j = 0; j < D; ++j) {
-              float const v = float(row[j]);
-              m[j] = v > m[j] ? v : m[j];
-            }
-          }
-        });
+    Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(space, 0, D), KOKKOS_LAMBDA(int i) {
+      Acc* acc = &out(i, 0);
+      for (int j = 0; j < D; ++j) acc[j] = Fold::init();
+      for (int f = 0; f < n; ++f) {
+        auto const* row = &frames(f, i, 0);
+        for (int j = 0; j < D; ++j) acc[j] = Fold::apply(acc[j], row[j]);
+      }
+    });
   } else {
-    Kokkos::parallel_for(
-        "ptyko::pixel_maxima", Kokkos::RangePolicy<ExecSpace>(space, 0, D * D), KOKKOS_LAMBDA(int q) {
-          int const i = q / D, j = q % D;
-          float m = 0;
-          for (int f = 0; f < n; ++f) {
-            float const v = float(frames(f, i, j));
-            m = v > m ? v : m;
-          }
-          out(i, j) = m;
-        });
+    Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(space, 0, D * D), KOKKOS_LAMBDA(int q) {
+      int const i = q / D, j = q % D;
+      Acc acc = Fold::init();
+      for (int f = 0; f < n; ++f) acc = Fold::apply(acc, frames(f, i, j));
+      out(i, j) = acc;
+    });
   }
 }
 
-/// out(i, j) = 1 where some frames(f, i, j) is NaN or infinite, else 0
-/// (x - x is 0 exactly for finite x). Non-blocking. The loops of
-/// pixel_max: host spaces a detector row per work item, frames in order
-/// (a pixel per work item read the frames 64 KiB apart), devices a pixel
-/// per work item.
-template <class ExecSpace, class Frames, class Out>
-void pixel_nonfinite(ExecSpace const& space, Frames const& frames, Out const& out) {
-  int const n = int(frames.extent(0)), D = int(frames.extent(1));
-  if constexpr (is_host_space_v<ExecSpace>) {
-    Kokkos::parallel_for(
-        "ptyko::nonfinite_pixels", Kokkos::RangePolicy<ExecSpace>(space, 0, D), KOKKOS_LAMBDA(int i) {
-          std::uint8_t* bad = &out(i, 0);
-          for (int j = 0; j < D; ++j) bad[j] = 0;
-          for (int f = 0; f < n; ++f) {
-            auto const* row = &frames(f, i, 0);
-            for (int j = 0; j < D; ++j) bad[j] |= row[j] - row[j] == 0 ? 0 : 1;
-          }
-        });
-  } else {
-    Kokkos::parallel_for(
-        "ptyko::nonfinite_pixels", Kokkos::RangePolicy<ExecSpace>(space, 0, D * D), KOKKOS_LAMBDA(int q) {
-          int const i = q / D, j = q % D;
-          std::uint8_t bad = 0;
-          for (int f = 0; f < n; ++f) {
-            auto const v = frames(f, i, j);
-            bad |= v - v == 0 ? 0 : 1;
-          }
-          out(i, j) = bad;
-        });
+/// The largest value (at least 0).
+struct LargestValue {
+  KOKKOS_INLINE_FUNCTION static float init() { return 0.f; }
+  template <class V>
+  KOKKOS_INLINE_FUNCTION static float apply(float m, V v) {
+    float const x = float(v);
+    return x > m ? x : m;
   }
-}
+};
+
+/// 1 once a value is NaN or infinite (x - x is 0 exactly for finite x).
+struct AnyNonfinite {
+  KOKKOS_INLINE_FUNCTION static std::uint8_t init() { return 0; }
+  template <class V>
+  KOKKOS_INLINE_FUNCTION static std::uint8_t apply(std::uint8_t bad, V v) {
+    return std::uint8_t(bad | (v - v == 0 ? 0 : 1));
+  }
+};
 
 /// frames(f, i, j) = 0 where measured(i, j) is 0. Non-blocking.
 template <class ExecSpace, class Frames, class Mask>
@@ -274,7 +255,8 @@ std::vector<float> pixel_maxima(ExecSpace const& space, LocalData<T, ExecSpace> 
   using Mem = typename ExecSpace::memory_space;
   int const D = data.detector();
   Kokkos::View<float**, Kokkos::LayoutRight, Mem> out(Kokkos::view_alloc(space, "ptyko::pixel_maxima"), D, D);
-  data.frames.visit([&](auto const& frames) { impl::pixel_max(space, frames, out); });
+  data.frames.visit(
+      [&](auto const& frames) { impl::pixel_fold<impl::LargestValue>(space, frames, out, "ptyko::pixel_maxima"); });
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);  // device -> host: D x D maxima
   return std::vector<float>(h.data(), h.data() + h.span());
 }
@@ -286,7 +268,8 @@ std::vector<std::uint8_t> nonfinite_pixels(ExecSpace const& space, LocalData<T, 
   if (data.frames.is_counts()) return std::vector<std::uint8_t>(std::size_t(D) * D, 0);
   Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, Mem> out(Kokkos::view_alloc(space, "ptyko::nonfinite_pixels"),
                                                               D, D);
-  data.frames.visit([&](auto const& frames) { impl::pixel_nonfinite(space, frames, out); });
+  data.frames.visit(
+      [&](auto const& frames) { impl::pixel_fold<impl::AnyNonfinite>(space, frames, out, "ptyko::nonfinite_pixels"); });
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);  // device -> host: D x D flags
   return std::vector<std::uint8_t>(h.data(), h.data() + h.span());
 }

@@ -100,6 +100,16 @@ void expect_same_result(std::string const& a_path, std::string const& b_path, do
     EXPECT_NEAR(a.cost[e], b.cost[e], tolerance * std::abs(b.cost[e]) + 1e-12) << "epoch " << e;
 }
 
+/// A --mask file (/mask, nonzero = bad) of a d x d detector with the
+/// pixels (y, x) `bad` marked.
+void write_mask_file(std::string const& path, std::size_t d, std::vector<std::array<std::size_t, 2>> const& bad) {
+  std::vector<std::uint8_t> mask(d * d, 0);
+  for (auto const& [y, x] : bad) mask[y * d + x] = 1;
+  auto f = h5::File::create(path);
+  h5::write(f, "/mask", mask.data(), {d, d});
+  f.close();
+}
+
 std::vector<pid_t> descendants_named(pid_t root, std::string const& name) {
   std::vector<pid_t> found, frontier{root};
   while (!frontier.empty()) {
@@ -585,13 +595,7 @@ TEST_F(Run, MasksPixelsThatHoldNaN) {
                             H5P_DEFAULT, H5P_DEFAULT));
     H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, dark.data());
   }
-  std::vector<std::uint8_t> bad(t.d * t.d, 0);
-  bad[3 * t.d + 5] = bad[9 * t.d + 1] = bad[12 * t.d + 12] = 1;
-  {
-    auto f = h5::File::create(file("gaps_mask.h5"));
-    h5::write(f, "/mask", bad.data(), {t.d, t.d});
-    f.close();
-  }
+  write_mask_file(file("gaps_mask.h5"), t.d, {{3, 5}, {9, 1}, {12, 12}});
   EXPECT_TRUE(contains(ok({"info", "gaps.cxi"}).out,
                        "invalid pixels         3 hold NaN, infinity or a negative integer in some frame: "));
   for (int ranks : {0, 2}) {
@@ -616,13 +620,7 @@ TEST_F(Run, MasksNegativeIntegers) {
   t.at(3, 6, 7) = -2;
   t.data_type = "int32";
   t.write(file("pilatus.cxi"));
-  std::vector<std::uint8_t> bad(t.d * t.d, 0);
-  bad[4 * t.d + 4] = bad[6 * t.d + 7] = 1;
-  {
-    auto f = h5::File::create(file("pilatus_mask.h5"));
-    h5::write(f, "/mask", bad.data(), {t.d, t.d});
-    f.close();
-  }
+  write_mask_file(file("pilatus_mask.h5"), t.d, {{4, 4}, {6, 7}});
   std::vector<std::string> const a{"reconstruct", "pilatus.cxi", "--epochs", "3", "--no-images"};
   auto marked = a, clipped = a, masked = a;
   marked.insert(marked.end(), {"-o", "marked.h5"});
@@ -645,13 +643,7 @@ TEST_F(Run, MaskAboveMasksPixelsReachingItInAnyFrame) {
   t.at(0, 8, 7) = 65535;
   t.at(0, 3, 12) = 70000;
   t.write(file("hot.cxi"));
-  std::vector<std::uint8_t> bad(t.d * t.d, 0);
-  bad[8 * t.d + 7] = bad[3 * t.d + 12] = 1;
-  {
-    auto f = h5::File::create(file("hot_mask.h5"));
-    h5::write(f, "/mask", bad.data(), {t.d, t.d});
-    f.close();
-  }
+  write_mask_file(file("hot_mask.h5"), t.d, {{8, 7}, {3, 12}});
   for (int ranks : {0, 2}) {
     std::vector<std::string> a{"reconstruct", "hot.cxi", "--epochs", "3", "--no-images", "--strategy", "neighbor"};
     auto const above = [&] {
