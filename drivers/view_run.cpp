@@ -208,8 +208,8 @@ class ViewRun {
   }
 
   // Pixels where some rank's frames held NaN, infinity or a negative
-  // integer (each rank masked
-  // its own at load) are masked on every rank alike (collective), and named.
+  // integer (each rank masked its own at load) are masked on every rank
+  // alike (collective), and named.
   void mask_nonfinite_pixels() {
     std::size_t const pixels = std::size_t(m_layout.info.ny) * std::size_t(m_layout.info.nx);
     std::vector<double> bad(pixels, 0.0);
@@ -238,7 +238,7 @@ class ViewRun {
     std::string const& type = m_layout.info.data_type;
     if (!survey.whole_numbers)
       why = fmt::format("the frames are not photon counts ({} with fractions in {:.3g} % of the values)", type,
-                        100 * m_fractional / (survey.nonzero_values + survey.zero_values));
+                        100 * survey.fractional_values / (survey.nonzero_values + survey.zero_values));
     if (m_data.adu_per_photon == 0)
       m_log.info(fmt::format("reconstruct: {}: {}, so their counting noise is not known: DM's power bound follows "
                              "PtyPy's alone and costs are not compared with the noise; give --adu-per-photon (units "
@@ -259,7 +259,7 @@ class ViewRun {
                       double(count_pixels_at_least(m_space, m_data, 0.5f)),  // nonzero whole numbers
                       double(count_measured_values(m_space, m_data))};
     m_comm.allreduce(sums, 3, Datatype::float64, ReduceOp::sum);
-    m_fractional = sums[0];
+    s.fractional_values = sums[0];
     s.whole_numbers = is_integer_type(m_layout.info.data_type) || sums[0] == 0;
     s.nonzero_values = sums[1];
     s.zero_values = sums[2] - sums[1];
@@ -728,7 +728,6 @@ class ViewRun {
   Positions m_file_positions;  ///< the file's (m_layout's may be a checkpoint's refined ones)
 
   // 2. survey_frames
-  double m_fractional = 0;  ///< measured values with fractions, over all ranks
   std::vector<std::size_t> m_kept, m_empty;  ///< file frames with counts, and without (both with a position)
   Positions m_positions, m_kept_file_positions;  ///< the kept frames' current and file positions
   double m_step = 0;  ///< the scan's typical step, pixels

@@ -165,11 +165,10 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
   // Bad pixels often hold NaN, -1 or the type's maximum: they are zeroed
   // (so that no NaN reaches the solvers, where NaN * 0 is still NaN) and
   // not checked. NaN or infinite values at measured pixels are kept (and
-  // negative values of integer frames become NaN): the
-  // dark, monitor, binning and orientation carry them to the pixel they
-  // land on, which load_local_data then masks (module gaps that a program
-  // filled with NaN without writing a mask). Pixels are named in stored
-  // coordinates.
+  // negative values of integer frames become NaN): the dark, monitor,
+  // binning and orientation carry them to the pixel they land on, which
+  // load_local_data then masks (module gaps that a program filled with NaN
+  // without writing a mask). Pixels are named in stored coordinates.
   HostMask const mask = read_window_mask(f, info);
   auto const* measured = mask.data();
   float const largest = std::numeric_limits<float>::max();

@@ -85,6 +85,7 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
   s.values.unit_step = s.fractional_pixels == 0 ? std::max<double>(1.0, double(step)) : 1.0;
   s.values.smallest_nonzero = s.fractional_pixels == 0 && std::isfinite(smallest) ? smallest : 0.0;
   s.values.zero_values = double(zeros);
+  s.values.fractional_values = double(s.fractional_pixels);
   s.values.nonzero_values = double(s.measured_values - zeros);
   // In stored pixels, as --crop-centre-y/-x take them (NaN without counts).
   auto const centroid = info.stored_position(moment_y / total, moment_x / total);

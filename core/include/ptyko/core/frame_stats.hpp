@@ -55,6 +55,7 @@ struct ValueSurvey {
   double smallest_nonzero = 0;  ///< the smallest nonzero value
   double nonzero_values = 0;    ///< measured values that are not 0
   double zero_values = 0;       ///< measured values that are 0
+  double fractional_values = 0; ///< measured values that are not whole numbers
 };
 
 /// Nonzero values needed before their unit is read from them.
