@@ -293,16 +293,26 @@ class ViewRun {
                     max_value > 0 ? double(count_pixels_at_least(m_space, m_data, float(max_value))) : 0.0};
     m_comm.allreduce(at, 2, Datatype::float64, ReduceOp::sum);
 
-    // Frames without a position in the file are neither kept nor empty.
-    std::vector<char> placed(N, 1);
-    for (std::size_t n : m_layout.unplaced) placed[n] = 0;
+    // Frames without a position in the file, or read as zeros for holding
+    // no intensity in most pixels, are neither kept nor empty.
+    std::vector<double> invalid(N, 0.0);
+    for (std::size_t n : m_data.invalid_frames) invalid[n] = 1;
+    m_comm.allreduce(invalid.data(), N, Datatype::float64, ReduceOp::max);
+    for (std::size_t n : m_layout.unplaced) invalid[n] = -1;
     for (std::size_t n = 0; n < N; ++n)
-      if (placed[n]) (counts[n] > 0 ? m_kept : m_empty).push_back(n);
+      if (invalid[n] > 0)
+        m_invalid.push_back(n);
+      else if (invalid[n] == 0)
+        (counts[n] > 0 ? m_kept : m_empty).push_back(n);
     agreed(m_comm, [&] {  // every rank decides alike
-      PTYKO_REQUIRE(!m_kept.empty(), m_input, ": all ", m_empty.size(), " frames of ", m_layout.info.data_path,
-                    m_layout.unplaced.empty() ? "" : " with a position",
+      PTYKO_REQUIRE(!m_kept.empty() || m_empty.size() < N, m_input, ": all ", N, " frames of ",
+                    m_layout.info.data_path,
                     " hold no counts (every measured pixel is 0): nothing to reconstruct; check the file and its "
                     "mask");
+      PTYKO_REQUIRE(!m_kept.empty(), m_input, ": no frame of ", m_layout.info.data_path, " can be used: ",
+                    m_empty.size(), " hold no counts, ", m_invalid.size(),
+                    " hold NaN, infinity or negative integers in most pixels, ", m_layout.unplaced.size(),
+                    " have no position; check the file and its mask");
     });
     double mean_counts = 0;
     for (std::size_t n : m_kept) mean_counts += counts[n];
@@ -333,6 +343,7 @@ class ViewRun {
                                file_frames(), why, ids.size() > 1 ? "s" : "", frame_list(ids)));
     };
     say(m_empty, "hold no counts");
+    say(m_invalid, "hold NaN, infinity or negative integers in most pixels");
     say(m_layout.unplaced,
         fmt::format("have no position ({} holds NaN or infinite translations)", m_layout.info.translation_path)
             .c_str());
@@ -729,6 +740,7 @@ class ViewRun {
 
   // 2. survey_frames
   std::vector<std::size_t> m_kept, m_empty;  ///< file frames with counts, and without (both with a position)
+  std::vector<std::size_t> m_invalid;        ///< file frames read as zeros: no intensity in most pixels
   Positions m_positions, m_kept_file_positions;  ///< the kept frames' current and file positions
   double m_step = 0;  ///< the scan's typical step, pixels
 

@@ -175,6 +175,9 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
   // Negative integers are markers (a Pilatus stores -1 in its gaps and -2
   // at bad pixels; an Eiger's 2^32 - 1 read as int32 is -1), not intensities.
   bool const integer_counts = is_integer_type(info.data_type);
+  std::size_t const measured_pixels =
+      std::size_t(std::count_if(measured, measured + pixels, [](auto m) { return m != 0; }));
+  buffer.invalid_frames.clear();
   for (std::size_t k = 0; k < indices.size(); ++k) {
     float* frame = frames.data() + k * pixels;
     // The common frame, every measured value an ordinary intensity, in two
@@ -189,15 +192,21 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
       for (std::size_t p = 0; p < pixels; ++p) frame[p] = measured[p] != 0 ? frame[p] : 0.f;
       continue;
     }
+    std::size_t invalid = 0;  // measured pixels without an intensity
     for (std::size_t p = 0; p < pixels; ++p) {
       float& v = frame[p];
       if (measured[p] == 0) {
         v = 0;
         continue;
       }
-      if ((v >= 0 && v <= largest) || !std::isfinite(v)) continue;  // ordinary, or masked later
+      if (v >= 0 && v <= largest) continue;  // an ordinary value beside the unusual ones
+      if (!std::isfinite(v)) {  // masked later
+        ++invalid;
+        continue;
+      }
       if (integer_counts) {  // no count is negative: a detector's mark of a gap or bad pixel
         v = std::numeric_limits<float>::quiet_NaN();  // masked later, as NaN is
+        ++invalid;
         continue;
       }
       std::size_t const y = info.window_y + p / wx, x = info.window_x + p % wx;
@@ -205,6 +214,13 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
                     " has a negative intensity (", v, ") at pixel (y, x) = (", y, ", ", x,
                     "): intensities must be >= 0; use --clip-negative to set negative values to zero");
       v = 0;
+    }
+    // A frame without an intensity in most pixels (a failed readout) is no
+    // measurement: zeroed, it is skipped as frames without counts are,
+    // instead of its pixels being masked in every frame.
+    if (2 * invalid > measured_pixels) {
+      std::fill(frame, frame + pixels, 0.f);
+      buffer.invalid_frames.push_back(indices[k]);
     }
   }
   if (info.has_dark) subtract_dark(f, info, mask, frames);

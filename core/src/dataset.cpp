@@ -77,14 +77,15 @@ Stack frame_stack(ExecSpace const& space, std::size_t n, int D) {
 /// Reads frames `ids` and un-shifts them into a FrameStack in `space`'s
 /// memory: uint16 counts while every chunk holds counts, float32 from the
 /// first chunk that does not (the frames read so far are then widened once),
-/// or float32 throughout with `as_float`.
+/// or float32 throughout with `as_float`. `invalid` gets the frames read as
+/// zeros for holding no intensity in most pixels (FrameReadBuffer).
 /// Chunks of frames keep the peak at the rank's frames plus one chunk: on
 /// host spaces they go straight into the stack, on devices through a
 /// chunk-sized host buffer.
 template <class ExecSpace>
 FrameStack<typename ExecSpace::memory_space> load_frames(ExecSpace const& space, CxiInfo const& info,
                                                          std::vector<std::size_t> const& ids, bool clip_negative,
-                                                         bool as_float) {
+                                                         bool as_float, std::vector<std::size_t>& invalid) {
   using Mem = typename ExecSpace::memory_space;
   using Stack = FrameStack<Mem>;
   int const D = info.ny;
@@ -105,6 +106,7 @@ FrameStack<typename ExecSpace::memory_space> load_frames(ExecSpace const& space,
     std::size_t const count = std::min(chunk, n - first);
     std::vector<std::size_t> const part(ids.begin() + first, ids.begin() + first + count);
     HostFrames centred = cxi_read_frames(info, part, clip_negative, read);
+    invalid.insert(invalid.end(), read.invalid_frames.begin(), read.invalid_frames.end());
     if (!wide && !fit_counts(centred, count)) {
       wide = true;
       // Not counts: widen the frames read so far (device -> device, once).
@@ -179,7 +181,8 @@ LocalData<T, ExecSpace> load_local_data(ExecSpace const& space, ScanLayout const
   data.frame_ids = ids;
   data.tile_y = tile_y;
   data.tile_x = tile_x;
-  data.frames = impl::load_frames(space, layout.info, ids, options.clip_negative, options.float_frames);
+  data.frames = impl::load_frames(space, layout.info, ids, options.clip_negative, options.float_frames,
+                                  data.invalid_frames);
   HostMask mask = cxi_read_mask(layout.info);
   bool all_measured = true;
   for (std::size_t k = 0; k < mask.span(); ++k) all_measured = all_measured && mask.data()[k];

@@ -47,6 +47,7 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
     std::vector<std::size_t> idx(n);
     std::iota(idx.begin(), idx.end(), first);
     HostFrames frames = cxi_read_frames(info, idx, /*clip_negative=*/true, read);
+    s.invalid_frames += read.invalid_frames.size();
     for (std::size_t f = 0; f < n; ++f) {
       double counts = 0;
       for (int y = 0; y < D; ++y)
@@ -153,7 +154,11 @@ std::string format_summary(DatasetSummary const& s) {
                              : fmt::format("unknown: {}; --adu-per-photon G if G units make one photon", why));
   line("intensity centre", fmt::format("(y, x) = ({:.1f}, {:.1f}) of the stored frames (their centre: {}, {})",
                                        s.centroid_y, s.centroid_x, i.stored_ny / 2, i.stored_nx / 2));
-  if (s.empty_frames) line("empty frames", fmt::format("{}", s.empty_frames));
+  if (s.empty_frames)
+    line("empty frames", s.invalid_frames == 0 ? fmt::format("{}", s.empty_frames)
+                                               : fmt::format("{} ({} of them hold NaN, infinity or negative integers "
+                                                             "in most pixels)",
+                                                             s.empty_frames, s.invalid_frames));
   if (s.nonfinite_pixels)
     line("invalid pixels", fmt::format("{} hold NaN, infinity or a negative integer in some frame: reconstruct "
                                        "masks them",

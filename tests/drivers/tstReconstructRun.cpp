@@ -611,6 +611,38 @@ TEST_F(Run, MasksPixelsThatHoldNaN) {
   }
 }
 
+// A frame without an intensity in most pixels (a failed readout: all NaN,
+// or 60 % of it) is skipped rather than its pixels masked in every frame:
+// the run is that of the file with it empty, with the one NaN pixel
+// elsewhere masked.
+TEST_F(Run, SkipsFramesOfNaN) {
+  auto t = simulated();
+  float const nan = std::numeric_limits<float>::quiet_NaN();
+  for (std::size_t k = 0; k < t.d * t.d; ++k) {
+    t.frames[5 * t.d * t.d + k] = nan;
+    if (k % 5 < 3) t.frames[12 * t.d * t.d + k] = nan;
+  }
+  t.at(2, 3, 5) = nan;
+  t.write(file("readout.cxi"));
+  TestCxi without = t;  // the same frames empty: skipped alike, on the same object grid
+  for (std::size_t f : {5, 12})
+    for (std::size_t k = 0; k < t.d * t.d; ++k) without.frames[f * t.d * t.d + k] = 0;
+  without.at(2, 3, 5) = 0;
+  without.write(file("without.cxi"));
+  write_mask_file(file("pixel.h5"), t.d, {{3, 5}});
+  EXPECT_TRUE(contains(ok({"info", "readout.cxi"}).out,
+                       "empty frames           2 (2 of them hold NaN, infinity or negative integers in most pixels)"));
+  auto const o = ok({"reconstruct", "readout.cxi", "-o", "readout.h5", "--epochs", "3", "--no-images"});
+  EXPECT_TRUE(contains(o.err, "readout.cxi: 2 of 20 frames hold NaN, infinity or negative integers in most pixels "
+                              "(frames 5, 12): they are skipped"))
+      << o.err;
+  EXPECT_TRUE(contains(o.err, "readout.cxi: 1 detector pixel(s) hold no intensity")) << o.err;
+  ok({"reconstruct", "without.cxi", "-o", "without.h5", "--epochs", "3", "--no-images", "-q", "--mask", "pixel.h5"});
+  expect_same_result(file("readout.h5"), file("without.h5"), 1e-6);
+  ok({"reconstruct", "readout.cxi", "-o", "two.h5", "--epochs", "3", "--no-images", "-q", "--strategy", "neighbor"}, 2);
+  expect_same_result(file("two.h5"), file("without.h5"), 1e-4);
+}
+
 // Negative values of integer frames mark gaps and bad pixels (a Pilatus
 // stores -1 and -2): their pixels are masked as NaN's are, with or without
 // --clip-negative, which would make them measured zeros.

@@ -172,7 +172,9 @@ std::vector<std::array<double, 3>> cxi_read_translations(CxiInfo const& info);
 /// store NaN, -1 or their maximum there); NaN or infinite values at measured
 /// pixels are returned as they are, and negative values of integer frames
 /// (a detector's marks of gaps and bad pixels) as NaN: load_local_data
-/// masks those pixels. Throws UserError on out-of-range indices, a request
+/// masks those pixels; a frame with such values in most of its measured
+/// pixels (a failed readout) is returned as zeros instead, which a run
+/// skips. Throws UserError on out-of-range indices, a request
 /// larger than memory, and on negative values of float frames unless
 /// `clip_negative` (then they become 0).
 HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& indices,
@@ -186,6 +188,10 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
 struct FrameReadBuffer {
   HostFrames stored;  ///< the frames as stored (the crop window), before binning
   HostFrames binned;  ///< the binned frames (--bin)
+  /// What the last call found: the frames (file indices) that held NaN,
+  /// infinity or negative integers in most of their measured pixels (failed
+  /// readouts), returned as zeros.
+  std::vector<std::size_t> invalid_frames;
 };
 
 /// cxi_read_frames into `buffer`: the View returned points into it and is

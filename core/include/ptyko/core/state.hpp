@@ -43,6 +43,9 @@ struct LocalData {
   /// a measured pixel: load_local_data masked those pixels. Empty: none.
   /// The ranks' union is masked on every rank (the driver: collective).
   std::vector<std::uint8_t> nonfinite_pixels;
+  /// File frames of this rank that held no intensity in most pixels (NaN,
+  /// infinity, negative integers: failed readouts), loaded as zeros.
+  std::vector<std::size_t> invalid_frames;
 
   int local_frames() const { return int(frames.extent(0)); }
   int detector() const { return int(frames.extent(1)); }

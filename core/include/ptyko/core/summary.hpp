@@ -18,6 +18,7 @@ struct DatasetSummary {
   // Counts per frame over measured pixels.
   double counts_mean = 0, counts_min = 0, counts_max = 0, max_pixel = 0;
   std::size_t empty_frames = 0;
+  std::size_t invalid_frames = 0;  ///< of the empty frames, those read as zeros (no intensity in most pixels)
   std::size_t nonfinite_pixels = 0;  ///< measured pixels with NaN or Inf in some frame (masked by reconstruct)
   /// Measured pixel values that are not whole numbers (frames normalised or
   /// corrected as floats: not photon counts, --adu-per-photon).
