@@ -83,7 +83,7 @@ double min_nonzero_remainder(ExecSpace const& space, Frames const& frames, doubl
   using V = typename Frames::non_const_value_type;
   auto const* v = frames.data();
   Kokkos::RangePolicy<ExecSpace> const all(space, 0, frames.span());
-  if (modulus <= 0) {  // the smallest nonzero value: a branch-free minimum in the values' type, which vectorises
+  if (modulus <= 0) {  // the smallest nonzero value: a minimum in the values' type, without a division
     V const none = Kokkos::reduction_identity<V>::min();
     V smallest = none;
     Kokkos::parallel_reduce(
