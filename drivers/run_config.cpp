@@ -255,7 +255,9 @@ std::vector<OptionDef> const& options() {
         [](RunConfig& c) -> auto& { return c.inputs; }, Flag::none, "\"data.cxi\""));
     t.push_back(option("", "list", "--list", "Text file naming the input CXI files, one per line",
         [](RunConfig& c) -> auto& { return c.list_file; }, Flag::none, "\"inputs.txt\""));
-    t.push_back(option("", "clip_negative", "--clip-negative", "Clamp negative intensities to zero instead of failing",
+    t.push_back(option("", "clip_negative", "--clip-negative",
+        "Clamp negative intensities of float frames to zero instead of failing (negative values of integer "
+        "frames mark bad pixels, which are masked)",
         [](RunConfig& c) -> auto& { return c.load.clip_negative; }, Flag::sets_true));
     t.push_back(option("", "mask", "--mask",
         "Add the detector mask of FILE or FILE:DATASET (HDF5, nonzero = bad pixel; default dataset: the CXI "
@@ -300,8 +302,9 @@ std::vector<OptionDef> const& options() {
         [](RunConfig& c) -> auto& { return c.load.geometry.pixel_size_m; }, Flag::none, "75e-6"));
     t.push_back(option("", "adu_per_photon", "--adu-per-photon",
         "Detector units per photon (an integrating detector's gain, frames scaled to a flux): the counting "
-        "noise DM's power bound, momentum and the cost's report go by (default: 1 for frames of whole "
-        "numbers; unknown for frames with fractions)",
+        "noise DM's power bound, momentum and the cost's report go by (default: read from the values: 1 for "
+        "photon counts, G for whole numbers all multiples of G, unknown for frames with fractions or thresholded "
+        "detector units)",
         [](RunConfig& c) -> auto& { return c.adu_per_photon; }, Flag::none, "12.5"));
     // -- [solver]
     t.push_back(option("solver", "name", "--solver", "lsqml, rpie, epie, dm or raar",

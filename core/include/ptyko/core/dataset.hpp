@@ -16,7 +16,7 @@ namespace ptyko {
 
 struct LoadOptions {
   PositionConvention convention;
-  bool clip_negative = false;  ///< clamp negative intensities to 0 instead of refusing them
+  bool clip_negative = false;  ///< clamp negative float intensities to 0 instead of refusing them
   int margin = 8;              ///< object pixels kept beyond the outermost patches
   FrameCrop crop;              ///< the window of the stored frames to use (--crop)
   MaskFile mask;               ///< a detector mask from another file (--mask); empty spec: none
