@@ -220,7 +220,6 @@ class ViewRun {
     for (std::size_t k = 0; k < pixels; ++k) count += flags[k] = bad[k] > 0 ? 1 : 0;
     if (count == 0) return;
     mask_pixels(m_space, m_data, flags);
-    m_data.nonfinite_pixels = flags;
     m_log.warn(fmt::format("{}: {} detector pixel(s) hold no intensity in some frame (NaN, infinity, or a negative "
                            "integer: module gaps or bad pixels without a mask): masked in every frame",
                            m_input, count));
