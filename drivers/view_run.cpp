@@ -192,6 +192,7 @@ class ViewRun {
   // and the frames without counts left out.
   void survey_frames() {
     mask_nonfinite_pixels();
+    report_negative_values();
     if (m_cfg.mask_above) mask_pixels_reaching(m_comm, m_space, m_data, *m_cfg.mask_above, m_input, m_log);
     check_counts();
     if (m_kept.size() < file_frames()) skip_frames();
@@ -207,9 +208,8 @@ class ViewRun {
       warn_low_overlap(m_log, m_input, m_step, m_guess, "probe guess", "ptychography may not converge");
   }
 
-  // Pixels where some rank's frames held NaN, infinity or a negative
-  // integer (each rank masked its own at load) are masked on every rank
-  // alike (collective), and named.
+  // Pixels where some rank's frames held NaN or infinity (each rank masked
+  // its own at load) are masked on every rank alike (collective), and named.
   void mask_nonfinite_pixels() {
     std::size_t const pixels = std::size_t(m_layout.info.ny) * std::size_t(m_layout.info.nx);
     std::vector<double> bad(pixels, 0.0);
@@ -220,9 +220,28 @@ class ViewRun {
     for (std::size_t k = 0; k < pixels; ++k) count += flags[k] = bad[k] > 0 ? 1 : 0;
     if (count == 0) return;
     mask_pixels(m_space, m_data, flags);
-    m_log.warn(fmt::format("{}: {} detector pixel(s) hold no intensity in some frame (NaN, infinity, or a negative "
-                           "integer: module gaps or bad pixels without a mask): masked in every frame",
+    m_log.warn(fmt::format("{}: {} detector pixel(s) hold NaN or infinity in some frame (module gaps or bad pixels "
+                           "without a mask): masked in every frame",
                            m_input, count));
+  }
+
+  // What became of negative values (collective): a detector's marks were
+  // masked (cxi_mask_marked_pixels, alike on every rank), the others read
+  // as 0 (load_local_data).
+  void report_negative_values() {
+    auto const& info = m_layout.info;
+    if (!info.marked_pixels.empty())
+      m_log.info(fmt::format("reconstruct: {}: {} detector pixel(s) hold the same negative value ({}) in every frame "
+                             "looked at (a detector's marks of gaps and bad pixels): masked (--clip-negative reads "
+                             "them as 0)",
+                             m_input, info.marked_pixels.size(), fmt::join(info.mark_values, ", ")));
+    double count = double(m_data.negative_values), lowest = m_data.most_negative;
+    m_comm.allreduce(&count, 1, Datatype::float64, ReduceOp::sum);
+    m_comm.allreduce(&lowest, 1, Datatype::float64, ReduceOp::min);
+    if (count > 0)
+      m_log.info(fmt::format("reconstruct: {}: {:.0f} negative value(s) at measured pixels (down to {:.6g}; the noise of "
+                             "a subtracted background): read as 0",
+                             m_input, count, lowest));
   }
 
   // Detector units per photon (collective): --adu-per-photon, else what the
@@ -310,7 +329,7 @@ class ViewRun {
                     "mask");
       PTYKO_REQUIRE(!m_kept.empty(), m_input, ": no frame of ", m_layout.info.data_path, " can be used: ",
                     m_empty.size(), " hold no counts, ", m_invalid.size(),
-                    " hold NaN, infinity or negative integers in most pixels, ", m_layout.unplaced.size(),
+                    " hold no intensity in most pixels, ", m_layout.unplaced.size(),
                     " have no position; check the file and its mask");
     });
     double mean_counts = 0;
@@ -342,7 +361,7 @@ class ViewRun {
                                file_frames(), why, ids.size() > 1 ? "s" : "", frame_list(ids)));
     };
     say(m_empty, "hold no counts");
-    say(m_invalid, "hold NaN, infinity or negative integers in most pixels");
+    say(m_invalid, "hold no intensity in most pixels (NaN, infinity, or negative values and no counts)");
     say(m_layout.unplaced,
         fmt::format("have no position ({} holds NaN or infinite translations)", m_layout.info.translation_path)
             .c_str());

@@ -3,6 +3,7 @@
 
 #include <ptyko/kernels/error.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -97,6 +98,13 @@ std::pair<h5::File, std::string> open_file_dataset(std::string const& spec, char
     PTYKO_REQUIRE(h5::exists(f, dataset), option, " ", spec, ": ", file, " has no dataset ", dataset);
   }
   return {std::move(f), dataset};
+}
+
+std::vector<std::size_t> frames_spread_over_scan(std::size_t frames, std::size_t count) {
+  count = std::min(count, frames);
+  std::vector<std::size_t> ids(count);
+  for (std::size_t k = 0; k < count; ++k) ids[k] = k * frames / count;
+  return ids;
 }
 
 }  // namespace ptyko::impl

@@ -84,6 +84,16 @@ HostComplex3 read_complex_stack(h5::File const& f, char const* path, char const*
 std::pair<h5::File, std::string> open_file_dataset(std::string const& spec, char const* option, char const* what,
                                                    std::initializer_list<char const*> places);
 
+/// The detector mask of `info`'s window (before binning: ny bin x nx bin)
+/// as 1 = measured, from CXI's nonzero = bad, a --mask file's and the
+/// detector's marks (CxiInfo::marked_pixels) (cxi_frames.cpp).
+HostMask read_window_mask(h5::File const& f, CxiInfo const& info);
+
+/// `count` frame indices spread evenly over a scan of `frames` (all of them
+/// when it has fewer), from frame 0: the frames that --find-beam and the
+/// search for a detector's marks look at.
+std::vector<std::size_t> frames_spread_over_scan(std::size_t frames, std::size_t count);
+
 /// The direct beam in stored pixels (CxiInfo::beam_found) of the frames in
 /// `data` (cxi_find_beam.cpp).
 std::array<int, 2> find_beam(h5::File const& f, std::string const& data, CxiInfo const& info);

@@ -22,10 +22,9 @@ std::array<int, 2> find_beam(h5::File const& f, std::string const& data, CxiInfo
     auto const m = h5::read<double>(f, k_mask);
     for (std::size_t p = 0; p < pixels; ++p) bad[p] = m[p] != 0;
   }
-  std::size_t const count = std::min<std::size_t>(info.frames, 32);
   std::vector<float> frame(pixels);
-  for (std::size_t k = 0; k < count; ++k) {
-    h5::read_rows(f, data, {k * info.frames / count}, frame.data());
+  for (std::size_t k : frames_spread_over_scan(info.frames, 32)) {
+    h5::read_rows(f, data, {k}, frame.data());
     for (std::size_t p = 0; p < pixels; ++p)
       if (!bad[p] && std::isfinite(frame[p]) && frame[p] > 0) mean[p] += frame[p];
   }

@@ -6,7 +6,6 @@
 
 #include <ptyko/core/cxi.hpp>
 #include <ptyko/core/detector_orientation.hpp>
-#include <ptyko/core/frame_stats.hpp>
 #include <ptyko/core/hdf5.hpp>
 #include <ptyko/kernels/error.hpp>
 #include <ptyko/kernels/huge_pages.hpp>
@@ -60,9 +59,9 @@ void apply_mask_dataset(h5::File const& f, std::string const& path, CxiInfo cons
     }
 }
 
-// The detector mask of the window (before binning: ny bin x nx bin) as
-// 1 = measured, from CXI's nonzero = bad, and that of a --mask file.
-HostMask read_window_mask(h5::File const& f, CxiInfo const& info) {
+}  // namespace
+
+HostMask impl::read_window_mask(h5::File const& f, CxiInfo const& info) {
   int const wy = info.ny * info.bin, wx = info.nx * info.bin;
   HostMask mask(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("ptyko::cxi::mask")), wy, wx);
   Kokkos::deep_copy(mask, std::uint8_t(1));
@@ -74,8 +73,15 @@ HostMask read_window_mask(h5::File const& f, CxiInfo const& info) {
     auto const m = h5::File::open_read(info.mask_file);
     apply_mask_dataset(m, info.mask_dataset, info, info.mask_invert, mask);
   }
+  for (std::size_t p : info.marked_pixels) {
+    long const y = long(p / std::size_t(info.stored_nx)) - info.window_y;
+    long const x = long(p % std::size_t(info.stored_nx)) - info.window_x;
+    if (y >= 0 && y < long(mask.extent(0)) && x >= 0 && x < long(mask.extent(1))) mask(y, x) = 0;
+  }
   return mask;
 }
+
+namespace {
 
 // frames -= the window of the dark frame, at least 0, on measured pixels
 // (the others are 0 already). Where the dark frame is NaN or infinite the
@@ -132,14 +138,13 @@ HostFrames frames_in(HostFrames& buffer, std::size_t n, int ny, int nx) {
 
 }  // namespace
 
-HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& indices, bool clip_negative) {
+HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& indices) {
   FrameReadBuffer own;  // made to measure: its View is the frames, and keeps their memory
-  cxi_read_frames(info, indices, clip_negative, own);
+  cxi_read_frames(info, indices, own);
   return info.bin == 1 ? own.stored : own.binned;
 }
 
-HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& indices, bool clip_negative,
-                           FrameReadBuffer& buffer) {
+HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& indices, FrameReadBuffer& buffer) {
   PTYKO_ASSERT(!info.data_path.empty(), "cxi_read_frames needs a CxiInfo from cxi_inspect");
   for (std::size_t k = 0; k < indices.size(); ++k) {
     PTYKO_REQUIRE(indices[k] < info.frames, info.path, ": frame index ", indices[k],
@@ -164,25 +169,25 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
 
   // Bad pixels often hold NaN, -1 or the type's maximum: they are zeroed
   // (so that no NaN reaches the solvers, where NaN * 0 is still NaN) and
-  // not checked. NaN or infinite values at measured pixels are kept (and
-  // negative values of integer frames become NaN): the dark, monitor,
-  // binning and orientation carry them to the pixel they land on, which
+  // not checked; so are a detector's marks (cxi_mask_marked_pixels). NaN or
+  // infinite values at measured pixels are kept: the dark, monitor, binning
+  // and orientation carry them to the pixel they land on, which
   // load_local_data then masks (module gaps that a program filled with NaN
-  // without writing a mask). Pixels are named in stored coordinates.
+  // without writing a mask). Negative values elsewhere are the noise of a
+  // subtracted background: read as 0, and counted.
   HostMask const mask = read_window_mask(f, info);
   auto const* measured = mask.data();
   float const largest = std::numeric_limits<float>::max();
-  // Negative integers are markers (a Pilatus stores -1 in its gaps and -2
-  // at bad pixels; an Eiger's 2^32 - 1 read as int32 is -1), not intensities.
-  bool const integer_counts = is_integer_type(info.data_type);
   std::size_t const measured_pixels =
       std::size_t(std::count_if(measured, measured + pixels, [](auto m) { return m != 0; }));
   buffer.invalid_frames.clear();
+  buffer.negative_values = 0;
+  buffer.most_negative = 0;
   for (std::size_t k = 0; k < indices.size(); ++k) {
     float* frame = frames.data() + k * pixels;
     // The common frame, every measured value an ordinary intensity, in two
     // branch-free passes that vectorise (a branch per value kept the check
-    // scalar); any other frame takes the loop below, which names the pixel.
+    // scalar); any other frame takes the loop below.
     int unusual = 0;
     for (std::size_t p = 0; p < pixels; ++p) {
       float const v = frame[p];
@@ -192,33 +197,27 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
       for (std::size_t p = 0; p < pixels; ++p) frame[p] = measured[p] != 0 ? frame[p] : 0.f;
       continue;
     }
-    std::size_t invalid = 0;  // measured pixels without an intensity
+    std::size_t nonfinite = 0, negative = 0, positive = 0;
     for (std::size_t p = 0; p < pixels; ++p) {
       float& v = frame[p];
       if (measured[p] == 0) {
         v = 0;
-        continue;
+      } else if (v >= 0 && v <= largest) {  // an ordinary value beside the unusual ones
+        positive += v > 0;
+      } else if (v < 0 && v >= -largest) {
+        ++negative;
+        buffer.most_negative = std::min(buffer.most_negative, v);
+        v = 0;
+      } else {  // NaN or infinity: masked later
+        ++nonfinite;
       }
-      if (v >= 0 && v <= largest) continue;  // an ordinary value beside the unusual ones
-      if (!std::isfinite(v)) {  // masked later
-        ++invalid;
-        continue;
-      }
-      if (integer_counts) {  // no count is negative: a detector's mark of a gap or bad pixel
-        v = std::numeric_limits<float>::quiet_NaN();  // masked later, as NaN is
-        ++invalid;
-        continue;
-      }
-      std::size_t const y = info.window_y + p / wx, x = info.window_x + p % wx;
-      PTYKO_REQUIRE(clip_negative, info.path, ": frame ", indices[k], " of ", info.data_path,
-                    " has a negative intensity (", v, ") at pixel (y, x) = (", y, ", ", x,
-                    "): intensities must be >= 0; use --clip-negative to set negative values to zero");
-      v = 0;
     }
-    // A frame without an intensity in most pixels (a failed readout) is no
-    // measurement: zeroed, it is skipped as frames without counts are,
-    // instead of its pixels being masked in every frame.
-    if (2 * invalid > measured_pixels) {
+    buffer.negative_values += negative;
+    // A frame without an intensity in most pixels (a failed readout: NaN,
+    // or negative values and no counts) is no measurement: zeroed, it is
+    // skipped as frames without counts are, instead of its pixels being
+    // masked in every frame.
+    if (2 * nonfinite > measured_pixels || (positive == 0 && 2 * (negative + nonfinite) > measured_pixels)) {
       std::fill(frame, frame + pixels, 0.f);
       buffer.invalid_frames.push_back(indices[k]);
     }

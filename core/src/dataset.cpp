@@ -22,6 +22,7 @@ ScanLayout read_scan_layout(std::string const& path, LoadOptions const& options)
   ScanLayout layout;
   layout.info = cxi_inspect(path, options.crop);  // square frames (or a square crop of them)
   if (!options.mask.spec.empty()) cxi_add_mask_file(layout.info, options.mask);
+  if (!options.clip_negative) cxi_mask_marked_pixels(layout.info);
   if (!options.use_dark) layout.info.has_dark = false;
   if (!options.use_monitor) layout.info.monitor_scale.clear();
   cxi_override_geometry(layout.info, options.geometry);
@@ -77,15 +78,16 @@ Stack frame_stack(ExecSpace const& space, std::size_t n, int D) {
 /// Reads frames `ids` and un-shifts them into a FrameStack in `space`'s
 /// memory: uint16 counts while every chunk holds counts, float32 from the
 /// first chunk that does not (the frames read so far are then widened once),
-/// or float32 throughout with `as_float`. `invalid` gets the frames read as
-/// zeros for holding no intensity in most pixels (FrameReadBuffer).
+/// or float32 throughout with `as_float`. `data` gets the frames read as
+/// zeros for holding no intensity in most pixels and the negative values
+/// read as 0 (FrameReadBuffer).
 /// Chunks of frames keep the peak at the rank's frames plus one chunk: on
 /// host spaces they go straight into the stack, on devices through a
 /// chunk-sized host buffer.
-template <class ExecSpace>
+template <class T, class ExecSpace>
 FrameStack<typename ExecSpace::memory_space> load_frames(ExecSpace const& space, CxiInfo const& info,
-                                                         std::vector<std::size_t> const& ids, bool clip_negative,
-                                                         bool as_float, std::vector<std::size_t>& invalid) {
+                                                         std::vector<std::size_t> const& ids, bool as_float,
+                                                         LocalData<T, ExecSpace>& data) {
   using Mem = typename ExecSpace::memory_space;
   using Stack = FrameStack<Mem>;
   int const D = info.ny;
@@ -105,8 +107,10 @@ FrameStack<typename ExecSpace::memory_space> load_frames(ExecSpace const& space,
   for (std::size_t first = 0; first < n; first += chunk) {
     std::size_t const count = std::min(chunk, n - first);
     std::vector<std::size_t> const part(ids.begin() + first, ids.begin() + first + count);
-    HostFrames centred = cxi_read_frames(info, part, clip_negative, read);
-    invalid.insert(invalid.end(), read.invalid_frames.begin(), read.invalid_frames.end());
+    HostFrames centred = cxi_read_frames(info, part, read);
+    data.invalid_frames.insert(data.invalid_frames.end(), read.invalid_frames.begin(), read.invalid_frames.end());
+    data.negative_values += read.negative_values;
+    data.most_negative = std::min(data.most_negative, read.most_negative);
     if (!wide && !fit_counts(centred, count)) {
       wide = true;
       // Not counts: widen the frames read so far (device -> device, once).
@@ -181,8 +185,7 @@ LocalData<T, ExecSpace> load_local_data(ExecSpace const& space, ScanLayout const
   data.frame_ids = ids;
   data.tile_y = tile_y;
   data.tile_x = tile_x;
-  data.frames = impl::load_frames(space, layout.info, ids, options.clip_negative, options.float_frames,
-                                  data.invalid_frames);
+  data.frames = impl::load_frames(space, layout.info, ids, options.float_frames, data);
   HostMask mask = cxi_read_mask(layout.info);
   bool all_measured = true;
   for (std::size_t k = 0; k < mask.span(); ++k) all_measured = all_measured && mask.data()[k];

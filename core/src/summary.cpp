@@ -5,6 +5,7 @@
 #include <ptyko/kernels/error.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -18,6 +19,7 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
   DatasetSummary s;
   s.info = cxi_inspect(path, crop);
   if (!mask_file.spec.empty()) cxi_add_mask_file(s.info, mask_file);
+  cxi_mask_marked_pixels(s.info);  // as reconstruct does by default
   cxi_override_geometry(s.info, given);
   CxiInfo const& info = s.info;
   int const D = info.ny;
@@ -46,8 +48,10 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
     std::size_t const n = std::min(chunk, info.frames - first);
     std::vector<std::size_t> idx(n);
     std::iota(idx.begin(), idx.end(), first);
-    HostFrames frames = cxi_read_frames(info, idx, /*clip_negative=*/true, read);
+    HostFrames frames = cxi_read_frames(info, idx, read);
     s.invalid_frames += read.invalid_frames.size();
+    s.negative_values += read.negative_values;
+    s.most_negative = std::min(s.most_negative, double(read.most_negative));
     for (std::size_t f = 0; f < n; ++f) {
       double counts = 0;
       for (int y = 0; y < D; ++y)
@@ -156,13 +160,22 @@ std::string format_summary(DatasetSummary const& s) {
                                        s.centroid_y, s.centroid_x, i.stored_ny / 2, i.stored_nx / 2));
   if (s.empty_frames)
     line("empty frames", s.invalid_frames == 0 ? fmt::format("{}", s.empty_frames)
-                                               : fmt::format("{} ({} of them hold NaN, infinity or negative integers "
-                                                             "in most pixels)",
+                                               : fmt::format("{} ({} of them hold no intensity in most pixels: NaN, "
+                                                             "infinity, or negative values and no counts)",
                                                              s.empty_frames, s.invalid_frames));
   if (s.nonfinite_pixels)
-    line("invalid pixels", fmt::format("{} hold NaN, infinity or a negative integer in some frame: reconstruct "
-                                       "masks them",
+    line("invalid pixels", fmt::format("{} hold NaN or infinity in some frame: reconstruct masks them",
                                        s.nonfinite_pixels));
+  if (!i.marked_pixels.empty())
+    line("marked pixels", fmt::format("{} hold the same negative value ({}) in every frame looked at (a detector's "
+                                      "marks of gaps and bad pixels): masked",
+                                      i.marked_pixels.size(), fmt::join(i.mark_values, ", ")));
+  if (s.negative_values)
+    line("negative values", fmt::format("{} ({:.3g} % of the measured values, down to {:.6g}; a subtracted "
+                                        "background's noise): read as 0",
+                                        s.negative_values,
+                                        100.0 * double(s.negative_values) / double(std::max<std::size_t>(1, s.measured_values)),
+                                        s.most_negative));
   std::string const sources = i.mask_file.empty() ? (i.has_mask ? "" : " (no mask in file)")
                               : fmt::format(" ({}{}:{}{})", i.has_mask ? "the file's and " : "", i.mask_file,
                                             i.mask_dataset, i.mask_invert ? ", inverted" : "");

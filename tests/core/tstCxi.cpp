@@ -102,7 +102,7 @@ TEST_F(Cxi, StorageTypeFollowsTheData) {
     cxi_write(path, c);
     auto const info = cxi_inspect(path);
     EXPECT_EQ(info.data_type, k.type) << k.value;
-    auto const frames = cxi_read_frames(info, {1}, /*clip_negative=*/true);
+    auto const frames = cxi_read_frames(info, {1});
     EXPECT_EQ(frames(0, 2, 3), std::max(k.value, 0.f));
   }
   // Fractional intensities survive as float32.

@@ -110,16 +110,42 @@ TEST_F(Cxi, NonFiniteAndNegativeIntensities) {
   cxi_write(inf, c);
   EXPECT_TRUE(std::isinf(cxi_read_frames(cxi_inspect(inf), {3})(0, 2, 5)));
 
+  // Negative values (a subtracted background's noise) are read as 0 and
+  // counted, the most negative kept.
   c.frames(3, 2, 5) = 1;
   c.frames(4, 1, 1) = -2.5f;
+  c.frames(3, 0, 7) = -0.25f;
   auto const neg = file("neg.cxi");
   cxi_write(neg, c);
   auto const ninfo = cxi_inspect(neg);
-  expect_user_error([&] { cxi_read_frames(ninfo, {4}); }, neg, {"frame 4", "negative", "--clip-negative"});
-  auto const clipped = cxi_read_frames(ninfo, {4, 3}, /*clip_negative=*/true);
+  FrameReadBuffer buffer;
+  auto const clipped = cxi_read_frames(ninfo, {4, 3, 0}, buffer);
   EXPECT_EQ(clipped(0, 1, 1), 0.f);
   EXPECT_EQ(clipped(0, 1, 2), c.frames(4, 1, 2));
   EXPECT_EQ(clipped(1, 2, 5), 1.f);
+  EXPECT_EQ(clipped(1, 0, 7), 0.f);
+  EXPECT_EQ(buffer.negative_values, 2u);
+  EXPECT_EQ(buffer.most_negative, -2.5f);
+  EXPECT_TRUE(buffer.invalid_frames.empty());
+  cxi_read_frames(ninfo, {0, 1}, buffer);  // each call says what it found
+  EXPECT_EQ(buffer.negative_values, 0u);
+  EXPECT_EQ(buffer.most_negative, 0.f);
+
+  // A frame of negative values and no counts (a failed readout that wrote
+  // -1 everywhere) is read as zeros and named; negative values beside
+  // counts are not.
+  for (int y = 0; y < 8; ++y)
+    for (int x = 0; x < 8; ++x) {
+      c.frames(1, y, x) = -1;
+      c.frames(2, y, x) = (x + y) % 2 ? -1.f : 3.f;
+    }
+  auto const failed = file("failed.cxi");
+  cxi_write(failed, c);
+  auto const read_failed = cxi_read_frames(cxi_inspect(failed), {1, 2}, buffer);
+  EXPECT_EQ(buffer.invalid_frames, std::vector<std::size_t>{1});
+  EXPECT_EQ(read_failed(1, 0, 0), 3.f);
+  EXPECT_EQ(read_failed(1, 1, 0), 0.f);
+  EXPECT_EQ(read_failed(0, 3, 3), 0.f);
 }
 
 // Bad pixels (mask nonzero) commonly hold NaN or -1: they read as 0.

@@ -132,7 +132,7 @@ TEST_F(Cxi, ChunksReadIntoOneBufferEqualFramesReadAlone) {
     std::vector<std::vector<std::size_t>> const chunks = {{0, 1, 2}, {6}, {3, 4, 5, 6, 0}, {2, 1}};
     for (auto const& chunk : chunks) {
       HostFrames const alone = cxi_read_frames(info, chunk);
-      HostFrames const reused = cxi_read_frames(info, chunk, /*clip_negative=*/false, buffer);
+      HostFrames const reused = cxi_read_frames(info, chunk, buffer);
       HostFrames const& room = bin == 1 ? buffer.stored : buffer.binned;
       EXPECT_EQ(reused.data(), room.data()) << "bin " << bin;
       EXPECT_GE(room.span(), reused.span());
@@ -193,6 +193,71 @@ TEST_F(Cxi, LoadedFramesAreTheFilesUnshiftedThroughEveryChunk) {
       }
     });
   }
+}
+
+// A detector's marks: the stored pixels (2, 7) and (3, 8) hold -1 and -2 in
+// every frame (int32, a Pilatus's gaps and bad pixels), (4, 9) holds -1 but
+// -4 in frame 10 (noise that varies: read as 0, not masked), (0, 0) is a
+// mark outside the 6 x 6 window around (4, 9) (rows 1-6, columns 6-11), and
+// frame 5 holds no counts, which says nothing about marks. The marks are
+// masked in the window and read as 0 without being counted as negative
+// values; with fewer than 8 frames holding counts none are looked for.
+TEST_F(Cxi, DetectorMarksAreMasked) {
+  std::size_t const ny = 10, nx = 14;
+  auto write = [&](std::string const& path, std::size_t n) {
+    std::vector<float> frames(n * ny * nx);
+    for (std::size_t f = 0; f < n; ++f)
+      for (std::size_t p = 0; p < ny * nx; ++p) frames[f * ny * nx + p] = f == 5 ? 0.f : float(1 + (f + p) % 7);
+    for (std::size_t f = 0; f < n; ++f) {
+      float* frame = frames.data() + f * ny * nx;
+      frame[2 * nx + 7] = -1;
+      frame[3 * nx + 8] = -2;
+      frame[4 * nx + 9] = f == 10 ? -4 : -1;
+      frame[0] = -1;
+    }
+    std::vector<double> trans(n * 3, 0.0);
+    auto h = h5::File::create(path);
+    h5::write(h, k_detector_data, frames.data(), {n, ny, nx}, {}, "int32");
+    h5::soft_link(h, k_detector_data, k_data);
+    h5::write(h, k_translation, trans.data(), {n, 3});
+    h5::write_scalar(h, k_energy, 1.2817e-15);
+    h5::write_scalar(h, k_distance, 3.0);
+    h5::write_scalar(h, k_pixel_x, 75e-6);
+    h.close();
+  };
+  FrameCrop crop;
+  crop.size = 6;
+  crop.centre_y = 4;
+  crop.centre_x = 9;
+  auto const path = file("marks.cxi");
+  write(path, 40);
+  CxiInfo info = cxi_inspect(path, crop);
+  cxi_mask_marked_pixels(info);
+  EXPECT_EQ(info.marked_pixels, (std::vector<std::size_t>{2 * nx + 7, 3 * nx + 8}));
+  EXPECT_EQ(info.mark_values, (std::vector<float>{-2, -1}));
+  HostMask const mask = cxi_read_mask(info);
+  EXPECT_EQ(mask(1, 1), 0);
+  EXPECT_EQ(mask(2, 2), 0);
+  EXPECT_EQ(mask(3, 3), 1);
+  EXPECT_EQ(mask(0, 0), 1);
+  std::vector<std::size_t> all(40);
+  for (std::size_t f = 0; f < all.size(); ++f) all[f] = f;
+  FrameReadBuffer buffer;
+  HostFrames const frames = cxi_read_frames(info, all, buffer);
+  EXPECT_EQ(buffer.negative_values, 40u);  // (4, 9), in every frame
+  EXPECT_EQ(buffer.most_negative, -4.f);
+  EXPECT_TRUE(buffer.invalid_frames.empty());
+  for (std::size_t f = 0; f < all.size(); ++f) {
+    EXPECT_EQ(frames(f, 1, 1), 0.f);
+    EXPECT_EQ(frames(f, 3, 3), 0.f);
+    EXPECT_EQ(frames(f, 0, 1), f == 5 ? 0.f : float(1 + (f + 1 * nx + 7) % 7));
+  }
+
+  auto const few = file("few.cxi");
+  write(few, 8);  // frame 5 holds no counts: 7 that do
+  CxiInfo few_info = cxi_inspect(few, crop);
+  cxi_mask_marked_pixels(few_info);
+  EXPECT_TRUE(few_info.marked_pixels.empty());
 }
 
 }  // namespace

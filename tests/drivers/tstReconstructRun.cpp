@@ -597,7 +597,7 @@ TEST_F(Run, MasksPixelsThatHoldNaN) {
   }
   write_mask_file(file("gaps_mask.h5"), t.d, {{3, 5}, {9, 1}, {12, 12}});
   EXPECT_TRUE(contains(ok({"info", "gaps.cxi"}).out,
-                       "invalid pixels         3 hold NaN, infinity or a negative integer in some frame: "));
+                       "invalid pixels         3 hold NaN or infinity in some frame: reconstruct masks them"));
   for (int ranks : {0, 2}) {
     std::vector<std::string> const a{"reconstruct", "gaps.cxi", "--epochs", "3", "--no-images", "--strategy",
                                      "neighbor"};
@@ -605,7 +605,7 @@ TEST_F(Run, MasksPixelsThatHoldNaN) {
     nan.insert(nan.end(), {"-o", "nan.h5"});
     masked.insert(masked.end(), {"-o", "masked.h5", "--mask", "gaps_mask.h5", "-q"});
     auto const o = ok(nan, ranks);
-    EXPECT_TRUE(contains(o.err, "gaps.cxi: 3 detector pixel(s) hold no intensity in some frame (NaN, infinity, or a negative integer")) << o.err;
+    EXPECT_TRUE(contains(o.err, "gaps.cxi: 3 detector pixel(s) hold NaN or infinity in some frame (module gaps")) << o.err;
     ok(masked, ranks);
     expect_same_result(file("nan.h5"), file("masked.h5"), 1e-6);
   }
@@ -631,40 +631,76 @@ TEST_F(Run, SkipsFramesOfNaN) {
   without.write(file("without.cxi"));
   write_mask_file(file("pixel.h5"), t.d, {{3, 5}});
   EXPECT_TRUE(contains(ok({"info", "readout.cxi"}).out,
-                       "empty frames           2 (2 of them hold NaN, infinity or negative integers in most pixels)"));
+                       "empty frames           2 (2 of them hold no intensity in most pixels: NaN, infinity, or "
+                       "negative values and no counts)"));
   auto const o = ok({"reconstruct", "readout.cxi", "-o", "readout.h5", "--epochs", "3", "--no-images"});
-  EXPECT_TRUE(contains(o.err, "readout.cxi: 2 of 20 frames hold NaN, infinity or negative integers in most pixels "
-                              "(frames 5, 12): they are skipped"))
+  EXPECT_TRUE(contains(o.err, "readout.cxi: 2 of 20 frames hold no intensity in most pixels (NaN, infinity, or "
+                              "negative values and no counts) (frames 5, 12): they are skipped"))
       << o.err;
-  EXPECT_TRUE(contains(o.err, "readout.cxi: 1 detector pixel(s) hold no intensity")) << o.err;
+  EXPECT_TRUE(contains(o.err, "readout.cxi: 1 detector pixel(s) hold NaN or infinity")) << o.err;
   ok({"reconstruct", "without.cxi", "-o", "without.h5", "--epochs", "3", "--no-images", "-q", "--mask", "pixel.h5"});
   expect_same_result(file("readout.h5"), file("without.h5"), 1e-6);
   ok({"reconstruct", "readout.cxi", "-o", "two.h5", "--epochs", "3", "--no-images", "-q", "--strategy", "neighbor"}, 2);
   expect_same_result(file("two.h5"), file("without.h5"), 1e-4);
 }
 
-// Negative values of integer frames mark gaps and bad pixels (a Pilatus
-// stores -1 and -2): their pixels are masked as NaN's are, with or without
-// --clip-negative, which would make them measured zeros.
-TEST_F(Run, MasksNegativeIntegers) {
+// Negative values: a detector's marks (the same negative value in a pixel
+// in every frame: a Pilatus's -1 in its gaps, -2 at bad pixels) are masked,
+// on every rank alike; the noise of a subtracted background (negative values
+// that vary from frame to frame) is read as 0, in integer and float frames.
+// The runs equal those of the files with the marks in a --mask file and the
+// noise as zeros; with --clip-negative, that of the file with every negative
+// value 0. Before 2026-12-08 every negative integer's pixel was masked and
+// negative float values stopped the run.
+TEST_F(Run, NegativeValues) {
   auto t = simulated();
-  for (std::size_t f = 0; f < t.n; ++f) t.at(f, 4, 4) = -1;
-  t.at(3, 6, 7) = -2;
+  for (std::size_t f = 0; f < t.n; ++f) {
+    t.at(f, 4, 4) = -1;
+    t.at(f, 6, 7) = -2;
+    t.at(f, 10 + f % 4, 12) = -float(1 + f % 3);  // noise: the pixel and value vary
+  }
   t.data_type = "int32";
   t.write(file("pilatus.cxi"));
+  TestCxi zeros = t;
+  for (auto& v : zeros.frames) v = std::max(v, 0.f);
+  zeros.write(file("zeros.cxi"));
   write_mask_file(file("pilatus_mask.h5"), t.d, {{4, 4}, {6, 7}});
-  std::vector<std::string> const a{"reconstruct", "pilatus.cxi", "--epochs", "3", "--no-images"};
-  auto marked = a, clipped = a, masked = a;
-  marked.insert(marked.end(), {"-o", "marked.h5"});
-  clipped.insert(clipped.end(), {"-o", "clipped.h5", "--clip-negative", "-q"});
-  masked.insert(masked.end(), {"-o", "masked.h5", "--mask", "pilatus_mask.h5", "-q"});
-  auto const o = ok(marked);
-  EXPECT_TRUE(contains(ok({"info", "pilatus.cxi"}).out, "invalid pixels         2 hold")) << o.err;
-  EXPECT_TRUE(contains(o.err, "pilatus.cxi: 2 detector pixel(s) hold no intensity in some frame")) << o.err;
-  ok(clipped);
-  ok(masked);
-  expect_same_result(file("marked.h5"), file("masked.h5"), 1e-6);
-  expect_same_result(file("clipped.h5"), file("masked.h5"), 1e-6);
+  auto const info = ok({"info", "pilatus.cxi"}).out;
+  EXPECT_TRUE(contains(info, "marked pixels          2 hold the same negative value (-2, -1) in every frame looked "
+                             "at"))
+      << info;
+  EXPECT_TRUE(contains(info, "negative values        20 (")) << info;
+  std::vector<std::string> const a{"reconstruct", "--epochs", "3", "--no-images", "--strategy", "neighbor"};
+  auto run = [&](std::string const& in, std::string const& out, std::vector<std::string> const& more, int ranks) {
+    auto v = a;
+    v.insert(v.end(), {in, "-o", out});
+    v.insert(v.end(), more.begin(), more.end());
+    return ok(v, ranks);
+  };
+  for (int ranks : {0, 2}) {
+    auto const o = run("pilatus.cxi", "marked.h5", {}, ranks);
+    EXPECT_TRUE(contains(o.out, "pilatus.cxi: 2 detector pixel(s) hold the same negative value (-2, -1) in every "
+                                "frame looked at"))
+        << o.out;
+    EXPECT_TRUE(contains(o.out, "pilatus.cxi: 20 negative value(s) at measured pixels (down to -3;")) << o.out;
+    run("zeros.cxi", "masked.h5", {"--mask", "pilatus_mask.h5", "-q"}, ranks);
+    expect_same_result(file("marked.h5"), file("masked.h5"), 1e-6);
+  }
+  run("pilatus.cxi", "clipped.h5", {"--clip-negative", "-q"}, 0);
+  run("zeros.cxi", "plain.h5", {"-q"}, 0);
+  expect_same_result(file("clipped.h5"), file("plain.h5"), 1e-6);
+
+  // Float frames with a background subtracted: no marks, the noise as zeros.
+  auto b = simulated();
+  for (auto& v : b.frames) v -= 0.5f;
+  b.write(file("background.cxi"));
+  for (auto& v : b.frames) v = std::max(v, 0.f);
+  b.write(file("subtracted.cxi"));
+  auto const o = run("background.cxi", "background.h5", {}, 0);
+  EXPECT_FALSE(contains(o.out, "same negative value")) << o.out;
+  EXPECT_TRUE(contains(o.out, "negative value(s) at measured pixels (down to -0.5;")) << o.out;
+  run("subtracted.cxi", "subtracted.h5", {"-q"}, 0);
+  expect_same_result(file("background.h5"), file("subtracted.h5"), 1e-6);
 }
 
 // --mask-above: a pixel that reaches the level in any frame (here only in

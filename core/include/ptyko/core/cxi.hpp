@@ -106,6 +106,11 @@ struct CxiInfo {
   bool has_mask = false;        ///< the file has a mask
   std::string mask_file, mask_dataset;  ///< a mask from another file (cxi_add_mask_file); empty: none
   bool mask_invert = false;     ///< that mask marks measured pixels nonzero
+  /// Stored pixels (y * stored_nx + x) that hold the same negative whole
+  /// number in every frame looked at (cxi_mask_marked_pixels): a detector's
+  /// marks of gaps and bad pixels, left out like the mask's pixels.
+  std::vector<std::size_t> marked_pixels;
+  std::vector<float> mark_values;  ///< the marks' values, ascending (at most 4)
   /// The file's dark frame (/entry_1/instrument_1/detector_1/dark, as PyNX
   /// writes it, or data_dark, as the specification names it) is subtracted
   /// from every frame, negative results set to 0.
@@ -152,6 +157,17 @@ CxiInfo cxi_inspect(std::string const& path, FrameCrop const& crop = {});
 /// stored frames' shape; UserError (naming --mask) otherwise.
 void cxi_add_mask_file(CxiInfo& info, MaskFile const& mask);
 
+/// Finds a detector's marks in the frames' window: measured pixels (by the
+/// masks) that hold the same negative whole number in every frame with
+/// counts among up to 32 spread over the scan, given at least 8 such frames
+/// (a Pilatus stores -1 in its gaps and -2 at bad pixels; an Eiger's
+/// 2^32 - 1 read as int32 is -1; programs write -1 into float frames).
+/// They go to CxiInfo::marked_pixels, which the mask then leaves out. Other
+/// negative values vary from frame to frame: the noise of a subtracted
+/// background, which cxi_read_frames reads as 0. Call once the window is
+/// chosen (cxi_inspect's crop).
+void cxi_mask_marked_pixels(CxiInfo& info);
+
 /// Replaces the file's energy (and wavelength), distance or pixel size by
 /// those `given` holds; UserError naming the option for values that are
 /// not positive and finite, or an energy outside 0.1-1000 keV.
@@ -168,17 +184,16 @@ std::vector<std::array<double, 3>> cxi_read_translations(CxiInfo const& info);
 /// given, centred as stored, the dark frame subtracted and the monitor's
 /// normalisation applied (CxiInfo::has_dark, monitor_scale). Reads only those frames (hyperslab selection of
 /// consecutive runs), so each MPI rank can read just its own.
-/// Pixels the file's mask marks bad are set to 0 and not checked (detectors
-/// store NaN, -1 or their maximum there); NaN or infinite values at measured
-/// pixels are returned as they are, and negative values of integer frames
-/// (a detector's marks of gaps and bad pixels) as NaN: load_local_data
-/// masks those pixels; a frame with such values in most of its measured
-/// pixels (a failed readout) is returned as zeros instead, which a run
-/// skips. Throws UserError on out-of-range indices, a request
-/// larger than memory, and on negative values of float frames unless
-/// `clip_negative` (then they become 0).
-HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& indices,
-                           bool clip_negative = false);
+/// Pixels the masks mark bad, and a detector's marks
+/// (cxi_mask_marked_pixels), are set to 0 and not checked (detectors store
+/// NaN, -1 or their maximum there). NaN or infinite values at measured
+/// pixels are returned as they are: load_local_data masks those pixels.
+/// Other negative values (the noise of a subtracted background) become 0
+/// (FrameReadBuffer counts them). A frame with NaN or infinity in most of
+/// its measured pixels, or with negative values there and no positive one
+/// (a failed readout), is returned as zeros, which a run skips. Throws
+/// UserError on out-of-range indices and a request larger than memory.
+HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& indices);
 
 /// Memory that cxi_read_frames reads into, kept by a caller that reads a
 /// scan in chunks: each chunk then reuses the pages the previous one
@@ -188,16 +203,19 @@ HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& 
 struct FrameReadBuffer {
   HostFrames stored;  ///< the frames as stored (the crop window), before binning
   HostFrames binned;  ///< the binned frames (--bin)
-  /// What the last call found: the frames (file indices) that held NaN,
-  /// infinity or negative integers in most of their measured pixels (failed
-  /// readouts), returned as zeros.
+  /// What the last call found: the frames (file indices) that held no
+  /// intensity in most of their measured pixels (failed readouts), returned
+  /// as zeros;
   std::vector<std::size_t> invalid_frames;
+  /// the negative values at measured pixels, read as 0, and the most
+  /// negative of them (0: none).
+  std::size_t negative_values = 0;
+  float most_negative = 0;
 };
 
 /// cxi_read_frames into `buffer`: the View returned points into it and is
 /// valid until the next call with the same buffer.
-HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& indices, bool clip_negative,
-                           FrameReadBuffer& buffer);
+HostFrames cxi_read_frames(CxiInfo const& info, std::vector<std::size_t> const& indices, FrameReadBuffer& buffer);
 
 /// Detector mask as 1 = measured, 0 = bad (CXI stores nonzero = bad), with
 /// that of cxi_add_mask_file; an all-ones mask when there is none.

@@ -16,7 +16,9 @@ namespace ptyko {
 
 struct LoadOptions {
   PositionConvention convention;
-  bool clip_negative = false;  ///< clamp negative float intensities to 0 instead of refusing them
+  /// Read a detector's marks (cxi_mask_marked_pixels) as 0 like every other
+  /// negative value, instead of masking their pixels (--clip-negative).
+  bool clip_negative = false;
   int margin = 8;              ///< object pixels kept beyond the outermost patches
   FrameCrop crop;              ///< the window of the stored frames to use (--crop)
   MaskFile mask;               ///< a detector mask from another file (--mask); empty spec: none
@@ -50,7 +52,8 @@ ScanLayout read_scan_layout(std::string const& path, LoadOptions const& options)
 /// (empty View when every pixel is measured), positions relative to the tile
 /// whose (0, 0) is global pixel (tile_y, tile_x). Pixels where a frame holds
 /// NaN or infinity are masked (LocalData::nonfinite_pixels names them; other
-/// ranks' must be masked too, which is collective and the caller's). Throws
+/// ranks' must be masked too, which is collective and the caller's);
+/// negative values become 0 (LocalData::negative_values counts them). Throws
 /// UserError when a patch would leave a tile of height x width pixels.
 template <class T, class ExecSpace>
 LocalData<T, ExecSpace> load_local_data(ExecSpace const& space, ScanLayout const& layout,

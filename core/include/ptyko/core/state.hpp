@@ -44,8 +44,13 @@ struct LocalData {
   /// The ranks' union is masked on every rank (the driver: collective).
   std::vector<std::uint8_t> nonfinite_pixels;
   /// File frames of this rank that held no intensity in most pixels (NaN,
-  /// infinity, negative integers: failed readouts), loaded as zeros.
+  /// infinity, or negative values and no counts: failed readouts), loaded
+  /// as zeros.
   std::vector<std::size_t> invalid_frames;
+  /// Negative values at measured pixels of this rank's frames (the noise
+  /// of a subtracted background), loaded as 0, and the most negative (0: none).
+  std::size_t negative_values = 0;
+  float most_negative = 0;
 
   int local_frames() const { return int(frames.extent(0)); }
   int detector() const { return int(frames.extent(1)); }

@@ -20,6 +20,11 @@ struct DatasetSummary {
   std::size_t empty_frames = 0;
   std::size_t invalid_frames = 0;  ///< of the empty frames, those read as zeros (no intensity in most pixels)
   std::size_t nonfinite_pixels = 0;  ///< measured pixels with NaN or Inf in some frame (masked by reconstruct)
+  /// Negative values at measured pixels (a subtracted background's noise),
+  /// read as 0, and the most negative (0: none). A detector's marks are
+  /// masked (CxiInfo::marked_pixels), not counted here.
+  std::size_t negative_values = 0;
+  double most_negative = 0;
   /// Measured pixel values that are not whole numbers (frames normalised or
   /// corrected as floats: not photon counts, --adu-per-photon).
   std::size_t fractional_pixels = 0, measured_values = 0;
