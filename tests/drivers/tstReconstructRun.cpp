@@ -650,7 +650,7 @@ TEST_F(Run, SkipsFramesOfNaN) {
 // that vary from frame to frame) is read as 0, in integer and float frames.
 // The runs equal those of the files with the marks in a --mask file and the
 // noise as zeros; with --clip-negative, that of the file with every negative
-// value 0. Before 2026-12-08 every negative integer's pixel was masked and
+// value 0. Until 2026-12-07 every negative integer's pixel was masked and
 // negative float values stopped the run.
 TEST_F(Run, NegativeValues) {
   auto t = simulated();
