@@ -215,6 +215,15 @@ OptionDef option(std::string section, std::string key, std::string cli, std::str
             args.given.insert(id);
           },
           self.cli_help);
+    } else if constexpr (std::is_same_v<V, std::optional<bool>>) {
+      // "--name,!--no-name": CLI11 counts the negated name as -1.
+      app.add_flag_function(
+          self.cli,
+          [&args, get, id](std::int64_t count) {
+            get(args.cli) = count > 0;
+            args.given.insert(id);
+          },
+          self.cli_help);
     } else if constexpr (is_optional<V>::value) {
       using U = typename V::value_type;
       app.add_option_function<U>(
@@ -419,10 +428,11 @@ std::vector<OptionDef> const& options() {
         "about a quarter of an epoch)",
         [](RunConfig& c) -> auto& { return c.solver.intensities_every; }));
     // -- [background]
-    t.push_back(option("background", "refine", "--refine-background",
+    t.push_back(option("background", "refine", "--refine-background,!--no-refine-background",
         "Refine an incoherent background common to all frames (air scatter, fluorescence, a detector offset; "
-        "docs/solvers.md)",
-        [](RunConfig& c) -> auto& { return c.solver.refine_background; }, Flag::sets_true));
+        "docs/solvers.md); --no-refine-background: never (default: on when at least 1 % of the measured values "
+        "were negative and read as 0, frames with a background subtracted, else off)",
+        [](RunConfig& c) -> auto& { return c.refine_background; }, Flag::none, "true"));
     t.push_back(option("background", "start", "--background-start",
         "With --refine-background: first epoch (from 0) that refines (default: epochs / 10, but not before epoch 10 or epochs / 5, whichever is earlier; after the probe's start)",
         [](RunConfig& c) -> auto& { return c.solver.background_start; }, Flag::none, "10"));
@@ -681,6 +691,7 @@ void check_options(RunConfig& c) {
   c.solver.probe_update_start = c.probe_update_start.value_or(-1);
   c.solver.fourier_relax = c.fourier_relax.value_or(-1);
   c.solver.momentum = c.momentum.value_or(-1);
+  c.solver.refine_background = c.refine_background.value_or(false);  // the frames may turn it on (view_run.cpp)
   {
     // The solver's own checks (modes, noise model per solver, ...), before
     // any file is read; the batch size against the frames comes later.
@@ -790,6 +801,7 @@ RunConfig resolved_config(RunConfig const& cfg, SolverOptions const& s, std::str
   r.probe_update_start = s.probe_update_start;
   r.fourier_relax = s.fourier_relax >= 0 ? std::optional<double>(s.fourier_relax) : std::nullopt;
   r.momentum = s.momentum >= 0 ? std::optional<double>(s.momentum) : std::nullopt;
+  r.refine_background = s.refine_background;  // as the frames decided it: a resumed run keeps it
   return r;
 }
 
@@ -824,7 +836,7 @@ std::vector<std::string> unused_options(RunConfig const& c, std::set<std::string
        o.refine_positions,
        "--refine-positions"},
       {{"intensities.start", "intensities.every"}, o.refine_intensities, "--refine-intensities"},
-      {{"background.start", "background.every"}, o.refine_background, "--refine-background"},
+      {{"background.start", "background.every"}, c.refine_background.value_or(true), "--refine-background"},
       {{"probe.update_start", "probe.support"}, o.update_probe, "the probe's update (drop --no-probe-update)"},
   };
   for (Needs const& n : needs)

@@ -36,6 +36,11 @@ struct RunConfig {
   std::optional<int> probe_update_start;  ///< absent: the solver's default
   std::optional<double> fourier_relax;    ///< DM/RAAR power bound; absent: the solver's default
   std::optional<double> momentum;         ///< momentum across epochs; absent: the solver's default
+  /// --refine-background / --no-refine-background; absent: on when at least
+  /// 1 % of the frames' measured values were negative (a subtracted
+  /// background's noise, read as 0: the zeros bias the dark pixels up as a
+  /// background would), else off (view_run.cpp).
+  std::optional<bool> refine_background;
   std::string precision = "single", batching = "sparse", noise = "gaussian", illumination = "batch";
   std::string fft_planner = "auto";
   // -- [probe]

@@ -326,10 +326,11 @@ TEST_F(Run, OptionsTheSolverDoesNotUseAreNamed) {
   EXPECT_TRUE(contains(lsqml.err, "--fourier-relax is not used by lsqml (only by dm or raar)")) << lsqml.err;
   EXPECT_TRUE(contains(lsqml.err, "--overlap-passes is not used by lsqml")) << lsqml.err;
   EXPECT_FALSE(contains(lsqml.err, "--beta")) << lsqml.err;
-  // Options of a refinement, or of the probe's update, without it.
+  // Options of a refinement, or of the probe's update, without it (the
+  // background's: when it is off; without either flag the frames decide).
   auto const without = ok({"reconstruct", "scan.cxi", "-o", "w.h5", "--epochs", "1", "-q", "--no-images",
-                           "--refine-step", "1", "--background-every", "3", "--no-probe-update", "--probe-support",
-                           "5"});
+                           "--refine-step", "1", "--background-every", "3", "--no-refine-background",
+                           "--no-probe-update", "--probe-support", "5"});
   for (auto const* line : {"--refine-step is not used without --refine-positions",
                            "--background-every is not used without --refine-background",
                            "--probe-support is not used without the probe's update"})
@@ -651,7 +652,8 @@ TEST_F(Run, SkipsFramesOfNaN) {
 // The runs equal those of the files with the marks in a --mask file and the
 // noise as zeros; with --clip-negative, that of the file with every negative
 // value 0. Until 2026-12-07 every negative integer's pixel was masked and
-// negative float values stopped the run.
+// negative float values stopped the run. Many negative values turn the
+// background's refinement on.
 TEST_F(Run, NegativeValues) {
   auto t = simulated();
   for (std::size_t f = 0; f < t.n; ++f) {
@@ -682,15 +684,21 @@ TEST_F(Run, NegativeValues) {
     EXPECT_TRUE(contains(o.out, "pilatus.cxi: 2 detector pixel(s) hold the same negative value (-2, -1) in every "
                                 "frame looked at"))
         << o.out;
-    EXPECT_TRUE(contains(o.out, "pilatus.cxi: 20 negative value(s) at measured pixels (down to -3;")) << o.out;
+    EXPECT_TRUE(contains(o.out, "pilatus.cxi: 20 negative value(s) at measured pixels (0.394 % of them, down to -3;"))
+        << o.out;
+    EXPECT_FALSE(contains(o.out, "the background is refined")) << o.out;  // under 1 % of the values
     run("zeros.cxi", "masked.h5", {"--mask", "pilatus_mask.h5", "-q"}, ranks);
     expect_same_result(file("marked.h5"), file("masked.h5"), 1e-6);
   }
-  run("pilatus.cxi", "clipped.h5", {"--clip-negative", "-q"}, 0);
+  // (The marks read as 0 make 60 negative values, 1.17 %: without
+  // --no-refine-background the background would be refined.)
+  run("pilatus.cxi", "clipped.h5", {"--clip-negative", "--no-refine-background", "-q"}, 0);
   run("zeros.cxi", "plain.h5", {"-q"}, 0);
   expect_same_result(file("clipped.h5"), file("plain.h5"), 1e-6);
 
-  // Float frames with a background subtracted: no marks, the noise as zeros.
+  // Float frames with a background subtracted: no marks, the noise as
+  // zeros, and so many of them (over 1 % of the values) that the background
+  // is refined unless --no-refine-background says otherwise.
   auto b = simulated();
   for (auto& v : b.frames) v -= 0.5f;
   b.write(file("background.cxi"));
@@ -698,7 +706,14 @@ TEST_F(Run, NegativeValues) {
   b.write(file("subtracted.cxi"));
   auto const o = run("background.cxi", "background.h5", {}, 0);
   EXPECT_FALSE(contains(o.out, "same negative value")) << o.out;
-  EXPECT_TRUE(contains(o.out, "negative value(s) at measured pixels (down to -0.5;")) << o.out;
+  EXPECT_TRUE(contains(o.out, "negative value(s) at measured pixels (")) << o.out;
+  EXPECT_TRUE(contains(o.out, "% of them, down to -0.5;")) << o.out;
+  EXPECT_TRUE(contains(o.out, "background.cxi: the background is refined (--refine-background)")) << o.out;
+  EXPECT_TRUE(contains(read_result(file("background.h5")).config, "refine = true")) << "kept for --resume";
+  run("subtracted.cxi", "subtracted.h5", {"-q", "--refine-background"}, 0);
+  expect_same_result(file("background.h5"), file("subtracted.h5"), 1e-6);
+  auto const off = run("background.cxi", "background.h5", {"--no-refine-background"}, 0);
+  EXPECT_FALSE(contains(off.out, "the background is refined")) << off.out;
   run("subtracted.cxi", "subtracted.h5", {"-q"}, 0);
   expect_same_result(file("background.h5"), file("subtracted.h5"), 1e-6);
 }
