@@ -159,7 +159,7 @@ void cxi_add_mask_file(CxiInfo& info, MaskFile const& mask);
 
 /// Finds a detector's marks in the frames' window: measured pixels (by the
 /// masks) that hold the same negative whole number in every frame with
-/// counts among up to 32 spread over the scan, given at least 8 such frames
+/// counts among up to 16 spread over the scan, given at least 8 such frames
 /// (a Pilatus stores -1 in its gaps and -2 at bad pixels; an Eiger's
 /// 2^32 - 1 read as int32 is -1; programs write -1 into float frames).
 /// They go to CxiInfo::marked_pixels, which the mask then leaves out. Other
