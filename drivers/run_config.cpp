@@ -265,9 +265,9 @@ std::vector<OptionDef> const& options() {
     t.push_back(option("", "list", "--list", "Text file naming the input CXI files, one per line",
         [](RunConfig& c) -> auto& { return c.list_file; }, Flag::none, "\"inputs.txt\""));
     t.push_back(option("", "clip_negative", "--clip-negative",
-        "Read every negative value as 0, also a detector's marks (the same negative value in a pixel in every "
-        "frame, e.g. -1 in a Pilatus's gaps), whose pixels are otherwise masked; other negative values (a "
-        "subtracted background's noise) are read as 0 anyway",
+        "Do not look for a detector's marks (a pixel with the same negative value, or the data type's largest, in "
+        "every frame: -1 in a Pilatus's gaps, 65535 in a 16-bit Eiger's), whose pixels are otherwise masked: every "
+        "negative value is read as 0 (the others, a subtracted background's noise, are anyway)",
         [](RunConfig& c) -> auto& { return c.load.clip_negative; }, Flag::sets_true));
     t.push_back(option("", "mask", "--mask",
         "Add the detector mask of FILE or FILE:DATASET (HDF5, nonzero = bad pixel; default dataset: the CXI "

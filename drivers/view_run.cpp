@@ -240,9 +240,9 @@ class ViewRun {
   void report_negative_values() {
     auto const& info = m_layout.info;
     if (!info.marked_pixels.empty())
-      m_log.info(fmt::format("reconstruct: {}: {} detector pixel(s) hold the same negative value ({}) in every frame "
-                             "looked at (a detector's marks of gaps and bad pixels): masked (--clip-negative reads "
-                             "them as 0)",
+      m_log.info(fmt::format("reconstruct: {}: {} detector pixel(s) hold the same mark ({}) in every frame looked at "
+                             "(a negative value or the data type's largest: a detector's marks of gaps and bad "
+                             "pixels): masked (--clip-negative reads them as they are, negative ones as 0)",
                              m_input, info.marked_pixels.size(), fmt::join(info.mark_values, ", ")));
     double count = double(m_data.negative_values), lowest = m_data.most_negative;
     m_comm.allreduce(&count, 1, Datatype::float64, ReduceOp::sum);

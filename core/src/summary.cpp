@@ -167,8 +167,8 @@ std::string format_summary(DatasetSummary const& s) {
     line("invalid pixels", fmt::format("{} hold NaN or infinity in some frame: reconstruct masks them",
                                        s.nonfinite_pixels));
   if (!i.marked_pixels.empty())
-    line("marked pixels", fmt::format("{} hold the same negative value ({}) in every frame looked at (a detector's "
-                                      "marks of gaps and bad pixels): masked",
+    line("marked pixels", fmt::format("{} hold the same mark ({}) in every frame looked at (a negative value or "
+                                      "the data type's largest: a detector's marks of gaps and bad pixels): masked",
                                       i.marked_pixels.size(), fmt::join(i.mark_values, ", ")));
   if (s.negative_values)
     line("negative values", fmt::format("{} ({:.3g} % of the measured values, down to {:.6g}; a subtracted "

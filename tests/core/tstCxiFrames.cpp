@@ -196,7 +196,8 @@ TEST_F(Cxi, LoadedFramesAreTheFilesUnshiftedThroughEveryChunk) {
 }
 
 // A detector's marks: the stored pixels (2, 7) and (3, 8) hold -1 and -2 in
-// every frame (int32, a Pilatus's gaps and bad pixels), (4, 9) holds -1 but
+// every frame (int32, a Pilatus's gaps and bad pixels), (5, 10) the type's
+// largest value (an Eiger's, where it applies its mask), (4, 9) holds -1 but
 // -4 in frame 10 (noise that varies: read as 0, not masked), (0, 0) is a
 // mark outside the 6 x 6 window around (4, 9) (rows 1-6, columns 6-11), and
 // frame 5 holds no counts, which says nothing about marks. The marks are
@@ -205,14 +206,16 @@ TEST_F(Cxi, LoadedFramesAreTheFilesUnshiftedThroughEveryChunk) {
 TEST_F(Cxi, DetectorMarksAreMasked) {
   std::size_t const ny = 10, nx = 14;
   auto write = [&](std::string const& path, std::size_t n) {
-    std::vector<float> frames(n * ny * nx);
+    std::vector<double> frames(n * ny * nx);  // double: exact for every int32
     for (std::size_t f = 0; f < n; ++f)
-      for (std::size_t p = 0; p < ny * nx; ++p) frames[f * ny * nx + p] = f == 5 ? 0.f : float(1 + (f + p) % 7);
+      for (std::size_t p = 0; p < ny * nx; ++p) frames[f * ny * nx + p] = f == 5 ? 0.0 : double(1 + (f + p) % 7);
     for (std::size_t f = 0; f < n; ++f) {
-      float* frame = frames.data() + f * ny * nx;
+      double* frame = frames.data() + f * ny * nx;
       frame[2 * nx + 7] = -1;
       frame[3 * nx + 8] = -2;
       frame[4 * nx + 9] = f == 10 ? -4 : -1;
+      frame[5 * nx + 10] = 2147483647.0;
+      frame[6 * nx + 11] = f % 2 ? 2147483647.0 : 5.0;  // saturated now and then: no mark
       frame[0] = -1;
     }
     std::vector<double> trans(n * 3, 0.0);
@@ -233,12 +236,14 @@ TEST_F(Cxi, DetectorMarksAreMasked) {
   write(path, 40);
   CxiInfo info = cxi_inspect(path, crop);
   cxi_mask_marked_pixels(info);
-  EXPECT_EQ(info.marked_pixels, (std::vector<std::size_t>{2 * nx + 7, 3 * nx + 8}));
-  EXPECT_EQ(info.mark_values, (std::vector<float>{-2, -1}));
+  EXPECT_EQ(info.marked_pixels, (std::vector<std::size_t>{2 * nx + 7, 3 * nx + 8, 5 * nx + 10}));
+  EXPECT_EQ(info.mark_values, (std::vector<double>{-2, -1, 2147483647.0}));
   HostMask const mask = cxi_read_mask(info);
   EXPECT_EQ(mask(1, 1), 0);
   EXPECT_EQ(mask(2, 2), 0);
   EXPECT_EQ(mask(3, 3), 1);
+  EXPECT_EQ(mask(4, 4), 0);
+  EXPECT_EQ(mask(5, 5), 1);
   EXPECT_EQ(mask(0, 0), 1);
   std::vector<std::size_t> all(40);
   for (std::size_t f = 0; f < all.size(); ++f) all[f] = f;

@@ -107,10 +107,11 @@ struct CxiInfo {
   std::string mask_file, mask_dataset;  ///< a mask from another file (cxi_add_mask_file); empty: none
   bool mask_invert = false;     ///< that mask marks measured pixels nonzero
   /// Stored pixels (y * stored_nx + x) that hold the same negative whole
-  /// number in every frame looked at (cxi_mask_marked_pixels): a detector's
-  /// marks of gaps and bad pixels, left out like the mask's pixels.
+  /// number, or the integer type's largest value, in every frame looked at
+  /// (cxi_mask_marked_pixels): a detector's marks of gaps and bad pixels,
+  /// left out like the mask's pixels.
   std::vector<std::size_t> marked_pixels;
-  std::vector<float> mark_values;  ///< the marks' values, ascending (at most 4)
+  std::vector<double> mark_values;  ///< the marks' values, ascending (at most 4)
   /// The file's dark frame (/entry_1/instrument_1/detector_1/dark, as PyNX
   /// writes it, or data_dark, as the specification names it) is subtracted
   /// from every frame, negative results set to 0.
@@ -158,10 +159,11 @@ CxiInfo cxi_inspect(std::string const& path, FrameCrop const& crop = {});
 void cxi_add_mask_file(CxiInfo& info, MaskFile const& mask);
 
 /// Finds a detector's marks in the frames' window: measured pixels (by the
-/// masks) that hold the same negative whole number in every frame with
-/// counts among up to 16 spread over the scan, given at least 8 such frames
-/// (a Pilatus stores -1 in its gaps and -2 at bad pixels; an Eiger's
-/// 2^32 - 1 read as int32 is -1; programs write -1 into float frames).
+/// masks) that hold the same negative whole number, or the integer type's
+/// largest value, in every frame with counts among up to 16 spread over the
+/// scan, given at least 8 such frames (a Pilatus stores -1 in its gaps and
+/// -2 at bad pixels; an Eiger stores 2^16 - 1 or 2^32 - 1 there, -1 when
+/// read as int32; programs write -1 into float frames).
 /// They go to CxiInfo::marked_pixels, which the mask then leaves out. Other
 /// negative values vary from frame to frame: the noise of a subtracted
 /// background, which cxi_read_frames reads as 0. Call once the window is
