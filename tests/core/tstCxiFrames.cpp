@@ -10,19 +10,16 @@ using namespace ptyko::test;  // CXI paths, TempDirTest, expect_user_error, the 
 // Frame f's stored pixel (y, x) in the files of write_labelled_frames.
 float labelled(std::size_t f, std::size_t y, std::size_t x) { return float(1000 * f + 20 * y + x); }
 
-// n frames of ny x nx labelled pixels (uint16), zero translations, and a
+// n frames of ny x nx `values` stored as `type`, zero translations, and a
 // mask marking the stored pixels `bad` (y, x) bad.
-void write_labelled_frames(std::string const& path, std::size_t n, std::size_t ny, std::size_t nx,
-                           std::vector<std::array<std::size_t, 2>> const& bad) {
-  std::vector<float> frames(n * ny * nx);
-  for (std::size_t f = 0; f < n; ++f)
-    for (std::size_t y = 0; y < ny; ++y)
-      for (std::size_t x = 0; x < nx; ++x) frames[(f * ny + y) * nx + x] = labelled(f, y, x);
+template <class V>
+void write_frames(std::string const& path, std::vector<V> const& values, std::size_t n, std::size_t ny,
+                  std::size_t nx, char const* type, std::vector<std::array<std::size_t, 2>> const& bad) {
   std::vector<std::uint8_t> mask(ny * nx, 0);
   for (auto const& p : bad) mask[p[0] * nx + p[1]] = 1;
   std::vector<double> trans(n * 3, 0.0);
   auto f = h5::File::create(path);
-  h5::write(f, k_detector_data, frames.data(), {n, ny, nx}, {}, "uint16");
+  h5::write(f, k_detector_data, values.data(), {n, ny, nx}, {}, type);
   h5::soft_link(f, k_detector_data, k_data);
   h5::write(f, k_translation, trans.data(), {n, 3});
   h5::write_scalar(f, k_energy, 1.2817e-15);
@@ -30,6 +27,16 @@ void write_labelled_frames(std::string const& path, std::size_t n, std::size_t n
   h5::write_scalar(f, k_pixel_x, 75e-6);
   h5::write(f, k_mask, mask.data(), {ny, nx});
   f.close();
+}
+
+// n frames of ny x nx labelled pixels (uint16), as write_frames.
+void write_labelled_frames(std::string const& path, std::size_t n, std::size_t ny, std::size_t nx,
+                           std::vector<std::array<std::size_t, 2>> const& bad) {
+  std::vector<float> frames(n * ny * nx);
+  for (std::size_t f = 0; f < n; ++f)
+    for (std::size_t y = 0; y < ny; ++y)
+      for (std::size_t x = 0; x < nx; ++x) frames[(f * ny + y) * nx + x] = labelled(f, y, x);
+  write_frames(path, frames, n, ny, nx, "uint16", bad);
 }
 
 // Oblong frames (3 of 10 x 14, every value naming its frame, row and
@@ -218,15 +225,7 @@ TEST_F(Cxi, DetectorMarksAreMasked) {
       frame[6 * nx + 11] = f % 2 ? 2147483647.0 : 5.0;  // saturated now and then: no mark
       frame[0] = -1;
     }
-    std::vector<double> trans(n * 3, 0.0);
-    auto h = h5::File::create(path);
-    h5::write(h, k_detector_data, frames.data(), {n, ny, nx}, {}, "int32");
-    h5::soft_link(h, k_detector_data, k_data);
-    h5::write(h, k_translation, trans.data(), {n, 3});
-    h5::write_scalar(h, k_energy, 1.2817e-15);
-    h5::write_scalar(h, k_distance, 3.0);
-    h5::write_scalar(h, k_pixel_x, 75e-6);
-    h.close();
+    write_frames(path, frames, n, ny, nx, "int32", {});
   };
   FrameCrop crop;
   crop.size = 6;
