@@ -277,7 +277,8 @@ std::vector<OptionDef> const& options() {
         [](RunConfig& c) -> auto& { return c.load.mask.invert; }, Flag::sets_true));
     t.push_back(option("", "mask_above", "--mask-above",
         "Mask every pixel that reaches this value in any frame (saturated or hot pixels; frames as read, after "
-        "--crop and --bin)",
+        "--crop and --bin; default: the largest value of the frames' integer type, 65535 for uint16; above it: "
+        "none)",
         [](RunConfig& c) -> auto& { return c.mask_above; }, Flag::none, "60000"));
     t.push_back(option("", "dark", "--no-dark",
         "Subtract the file's dark frame (detector_1/dark)|Ignore the file's dark frame (dark = false)",

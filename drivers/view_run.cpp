@@ -63,10 +63,12 @@ constexpr double k_negative_fraction_for_background = 0.01;
 
 // --mask-above: a pixel that reaches `level` in any frame of any rank is
 // bad in all frames (saturated counters, hot pixels, module gaps filled
-// with the type's maximum), on every rank alike. Collective.
+// with the type's maximum), on every rank alike. Collective. Without the
+// option `level` is the data type's largest value (`type` names it): a
+// counter there has saturated and its count is lost.
 template <class T>
 void mask_pixels_reaching(Communicator const& comm, Exec const& space, LocalData<T, Exec>& data, double level,
-                          std::string const& input, Log& log) {
+                          std::string const& input, Log& log, std::string const& type = "") {
   std::vector<float> const local = pixel_maxima(space, data);
   std::vector<double> maxima(local.begin(), local.end());
   comm.allreduce(maxima.data(), maxima.size(), Datatype::float64, ReduceOp::max);
@@ -75,8 +77,15 @@ void mask_pixels_reaching(Communicator const& comm, Exec const& space, LocalData
   for (std::size_t k = 0; k < maxima.size(); ++k) count += bad[k] = maxima[k] >= level ? 1 : 0;
   if (count > 0) mask_pixels(space, data, bad);
   double const share = double(count) / double(maxima.size());
-  log.info(fmt::format("reconstruct: --mask-above {:g}: {} pixel(s) ({:.2f} %) reach it in some frame: masked", level,
-                       count, 100 * share));
+  if (!type.empty()) {
+    if (count > 0)
+      log.warn(fmt::format("{}: {} pixel(s) ({:.2f} %) reach {:.0f}, the largest {} value, in some frame: saturated "
+                           "counters, masked in every frame (--mask-above LEVEL masks from another level instead)",
+                           input, count, 100 * share, level, type));
+  } else {
+    log.info(fmt::format("reconstruct: --mask-above {:g}: {} pixel(s) ({:.2f} %) reach it in some frame: masked",
+                         level, count, 100 * share));
+  }
   if (share > 0.05)
     log.warn(fmt::format("{}: --mask-above {:g} masks {:.1f} % of the detector: is the level below the real "
                          "intensities? (ptyko info shows the brightest pixel)",
@@ -199,7 +208,11 @@ class ViewRun {
   void survey_frames() {
     mask_nonfinite_pixels();
     report_negative_values();
-    if (m_cfg.mask_above) mask_pixels_reaching(m_comm, m_space, m_data, *m_cfg.mask_above, m_input, m_log);
+    std::string const& type = m_layout.info.data_type;
+    if (m_cfg.mask_above)
+      mask_pixels_reaching(m_comm, m_space, m_data, *m_cfg.mask_above, m_input, m_log);
+    else if (double const ceiling = data_type_ceiling(type); ceiling > 0)
+      mask_pixels_reaching(m_comm, m_space, m_data, ceiling, m_input, m_log, type);
     check_counts();
     if (m_kept.size() < file_frames()) skip_frames();
     m_positions.reserve(m_kept.size());
@@ -324,10 +337,9 @@ class ViewRun {
     m_comm.allreduce(counts.data(), N, Datatype::float64, ReduceOp::sum);
     double max_value = stats.max_value;
     m_comm.allreduce(&max_value, 1, Datatype::float64, ReduceOp::max);
-    double const ceiling = data_type_ceiling(m_layout.info.data_type);
-    double at[2] = {ceiling > 0 ? double(count_pixels_at_least(m_space, m_data, float(ceiling))) : 0.0,
-                    max_value > 0 ? double(count_pixels_at_least(m_space, m_data, float(max_value))) : 0.0};
-    m_comm.allreduce(at, 2, Datatype::float64, ReduceOp::sum);
+    // (Pixels at the data type's largest value were masked: survey_frames.)
+    double at_max = max_value > 0 ? double(count_pixels_at_least(m_space, m_data, float(max_value))) : 0.0;
+    m_comm.allreduce(&at_max, 1, Datatype::float64, ReduceOp::sum);
 
     // Frames without a position in the file, or read as zeros for holding
     // no intensity in most pixels, are neither kept nor empty.
@@ -358,16 +370,11 @@ class ViewRun {
       m_log.warn(fmt::format("{}: only {:.3g} {} per frame on average (over measured pixels): very low for "
                              "ptychography; check the data (units, background subtraction, binning)",
                              m_input, mean_counts / adu, adu != 1 ? "photons" : "counts"));
-    if (at[0] > 0)
-      m_log.warn(fmt::format("{}: {:.0f} pixels hold {:.0f}, the largest {} value: saturated (or unmasked bad) "
-                             "pixels bias the reconstruction; mask them (--mask-above {:.0f}, or the file's or a "
-                             "--mask file's mask)",
-                             m_input, at[0], ceiling, m_layout.info.data_type, ceiling));
-    else if (max_value >= 100 && at[1] >= std::max(10.0, 0.05 * double(N)))
+    if (max_value >= 100 && at_max >= std::max(10.0, 0.05 * double(N)))
       m_log.warn(fmt::format("{}: {:.0f} pixels share the largest value {:.6g}: this looks like a saturated "
                              "detector (or clipped data); mask them (--mask-above {:.6g}, or the file's or a --mask "
                              "file's mask)",
-                             m_input, at[1], max_value, max_value));
+                             m_input, at_max, max_value, max_value));
   }
 
   // Renumbers the kept frames 0..K-1 and drops the others (empty, or

@@ -43,6 +43,8 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
   double smallest = std::numeric_limits<double>::infinity();
   std::size_t zeros = 0;
   std::vector<char> nonfinite(std::size_t(D) * std::size_t(info.nx), 0);  // pixels with NaN or Inf somewhere
+  std::vector<char> saturated(nonfinite.size(), 0);  // pixels at the data type's largest value somewhere
+  double const ceiling = data_type_ceiling(info.data_type);
   FrameReadBuffer read;  // every chunk in the same memory
   for (std::size_t first = 0; first < info.frames; first += chunk) {
     std::size_t const n = std::min(chunk, info.frames - first);
@@ -62,6 +64,7 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
             nonfinite[std::size_t(y) * std::size_t(info.nx) + std::size_t(x)] = 1;
             continue;
           }
+          if (ceiling > 0 && v >= ceiling) saturated[std::size_t(y) * std::size_t(info.nx) + std::size_t(x)] = 1;
           counts += v;
           moment_y += v * y;
           moment_x += v * x;
@@ -86,6 +89,7 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
   }
   s.counts_mean = total / double(info.frames);
   s.nonfinite_pixels = std::size_t(std::count(nonfinite.begin(), nonfinite.end(), 1));
+  s.saturated_pixels = std::size_t(std::count(saturated.begin(), saturated.end(), 1));
   s.values.whole_numbers = is_integer_type(info.data_type) || s.fractional_pixels == 0;
   s.values.unit_step = s.fractional_pixels == 0 ? std::max<double>(1.0, double(step)) : 1.0;
   s.values.smallest_nonzero = s.fractional_pixels == 0 && std::isfinite(smallest) ? smallest : 0.0;
@@ -166,6 +170,10 @@ std::string format_summary(DatasetSummary const& s) {
   if (s.nonfinite_pixels)
     line("invalid pixels", fmt::format("{} hold NaN or infinity in some frame: reconstruct masks them",
                                        s.nonfinite_pixels));
+  if (s.saturated_pixels)
+    line("saturated pixels", fmt::format("{} reach {:.0f}, the largest {} value, in some frame: reconstruct masks them "
+                                         "(--mask-above above it keeps them)",
+                                         s.saturated_pixels, data_type_ceiling(i.data_type), i.data_type));
   if (!i.marked_pixels.empty())
     line("marked pixels", fmt::format("{} hold the same mark ({}) in every frame looked at (a negative value or "
                                       "the data type's largest: a detector's marks of gaps and bad pixels): masked",

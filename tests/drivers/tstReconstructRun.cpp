@@ -524,11 +524,13 @@ TEST_F(Run, WarnsAboutRanksSharingACpu) {
   EXPECT_FALSE(contains(spread.err, "take turns")) << spread.err;
 }
 
-// Pixels at the type's largest value in some frames (a counter that
-// saturates) are named; at it in every frame (an Eiger's mark of its gaps
-// and bad pixels, or a pixel saturated throughout) they are masked as marks
-// are: the run equals that with the pixel in a --mask file.
-TEST_F(Run, WarnsAboutSaturatedPixels) {
+// Pixels at the type's largest value in some frames (counters that
+// saturated) are masked and named; at it in every frame (an Eiger's mark of
+// its gaps and bad pixels, or a pixel saturated throughout) they are masked
+// as marks are: the run equals that with those pixels in a --mask file.
+// --mask-above above the type's largest value keeps them. Float data clipped
+// at a common ceiling are named.
+TEST_F(Run, MasksSaturatedPixels) {
   auto t = simulated();
   for (std::size_t f = 0; f < t.n; ++f) {
     for (std::size_t j = 0; j < 3; ++j)
@@ -539,14 +541,19 @@ TEST_F(Run, WarnsAboutSaturatedPixels) {
   t.data_type = "uint16";
   t.write(file("sat.cxi"));
   auto const o = ok({"reconstruct", "sat.cxi", "-o", "out.h5", "--epochs", "2", "--no-images"});
-  EXPECT_TRUE(contains(o.err, "ptyko: warning: sat.cxi: 30 pixels hold 65535, the largest uint16 value")) << o.err;
+  EXPECT_TRUE(contains(o.err, "ptyko: warning: sat.cxi: 3 pixel(s) (1.17 %) reach 65535, the largest uint16 value, "
+                              "in some frame: saturated counters, masked in every frame"))
+      << o.err;
   EXPECT_TRUE(contains(o.out, "sat.cxi: 1 detector pixel(s) hold the same mark (65535) in every frame looked at"))
       << o.out;
-  write_mask_file(file("mark.h5"), t.d, {{2, 13}});
-  for (std::size_t f = 0; f < t.n; ++f) t.at(f, 2, 13) = 0;
-  t.write(file("unmarked.cxi"));
-  ok({"reconstruct", "unmarked.cxi", "-o", "unmarked.h5", "--epochs", "2", "-q", "--no-images", "--mask", "mark.h5"});
-  expect_same_result(file("out.h5"), file("unmarked.h5"), 1e-6);
+  EXPECT_TRUE(contains(ok({"info", "sat.cxi"}).out, "saturated pixels       3 reach 65535, the largest uint16 value, "
+                                                    "in some frame: reconstruct masks them"));
+  write_mask_file(file("saturated.h5"), t.d, {{2, 13}, {8, 7}, {8, 8}, {8, 9}});
+  ok({"reconstruct", "sat.cxi", "-o", "masked.h5", "--epochs", "2", "-q", "--no-images", "--mask", "saturated.h5"});
+  expect_same_result(file("out.h5"), file("masked.h5"), 1e-6);
+  auto const kept = ok({"reconstruct", "sat.cxi", "-o", "kept.h5", "--epochs", "2", "--no-images", "--mask-above", "1e9"});
+  EXPECT_FALSE(contains(kept.err, "saturated counters")) << kept.err;
+  EXPECT_TRUE(contains(kept.out, "--mask-above 1e+09: 0 pixel(s)")) << kept.out;
 
   // Float data clipped at a common ceiling.
   t = simulated();
@@ -575,7 +582,7 @@ TEST_F(Run, MaskFromAnotherFile) {
     f.close();
   }
   auto const plain = ok({"reconstruct", "hot.cxi", "-o", "plain.h5", "--epochs", "1", "-q", "--no-images"});
-  EXPECT_TRUE(contains(plain.err, "10 pixels hold 65535")) << plain.err;
+  EXPECT_TRUE(contains(plain.err, "1 pixel(s) (0.39 %) reach 65535, the largest uint16 value")) << plain.err;
   for (auto const& mask : std::vector<std::vector<std::string>>{{"--mask", "detector.h5"},
                                                                 {"--mask", "detector.h5:/good", "--mask-invert"}}) {
     std::vector<std::string> a{"reconstruct", "hot.cxi", "-o", "masked.h5", "--epochs", "1", "-q", "--no-images"};

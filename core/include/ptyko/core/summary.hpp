@@ -20,6 +20,9 @@ struct DatasetSummary {
   std::size_t empty_frames = 0;
   std::size_t invalid_frames = 0;  ///< of the empty frames, those read as zeros (no intensity in most pixels)
   std::size_t nonfinite_pixels = 0;  ///< measured pixels with NaN or Inf in some frame (masked by reconstruct)
+  /// Measured pixels at the data type's largest value in some frame
+  /// (saturated counters; masked by reconstruct unless --mask-above says otherwise).
+  std::size_t saturated_pixels = 0;
   /// Negative values at measured pixels (a subtracted background's noise),
   /// read as 0, and the most negative (0: none). A detector's marks are
   /// masked (CxiInfo::marked_pixels), not counted here.
