@@ -55,12 +55,6 @@ using parallel::Datatype;
 using parallel::ReduceOp;
 using Positions = std::vector<std::array<double, 2>>;
 
-// The share of measured values that were negative (and read as 0) from
-// which the background is refined without --refine-background: frames with
-// a background subtracted have many (35 % with 2 counts per pixel
-// subtracted from sparse counts); photon counts and a detector's marks none.
-constexpr double k_negative_fraction_for_background = 0.01;
-
 // --mask-above: a pixel that reaches `level` in any frame of any rank is
 // bad in all frames (saturated counters, hot pixels, module gaps filled
 // with the type's maximum), on every rank alike. Collective. Without the
@@ -267,7 +261,7 @@ class ViewRun {
     m_log.info(fmt::format("reconstruct: {}: {:.0f} negative value(s) at measured pixels ({:.3g} % of them, down to "
                            "{:.6g}; the noise of a subtracted background): read as 0",
                            m_input, count, 100 * fraction, lowest));
-    if (!m_cfg.refine_background && fraction >= k_negative_fraction_for_background) {
+    if (!m_cfg.refine_background && fraction >= k_negative_share_for_background) {
       m_resolved.refine_background = true;
       m_log.info(fmt::format("reconstruct: {}: the background is refined (--refine-background), as those zeros lift "
                              "the dark pixels' mean like a background; --no-refine-background to leave it",

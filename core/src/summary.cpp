@@ -178,12 +178,15 @@ std::string format_summary(DatasetSummary const& s) {
     line("marked pixels", fmt::format("{} hold the same mark ({}) in every frame looked at (a negative value or "
                                       "the data type's largest: a detector's marks of gaps and bad pixels): masked",
                                       i.marked_pixels.size(), fmt::join(i.mark_values, ", ")));
-  if (s.negative_values)
+  if (s.negative_values) {
+    double const share = double(s.negative_values) / double(std::max<std::size_t>(1, s.measured_values));
     line("negative values", fmt::format("{} ({:.3g} % of the measured values, down to {:.6g}; a subtracted "
-                                        "background's noise): read as 0",
-                                        s.negative_values,
-                                        100.0 * double(s.negative_values) / double(std::max<std::size_t>(1, s.measured_values)),
-                                        s.most_negative));
+                                        "background's noise): read as 0{}",
+                                        s.negative_values, 100.0 * share, s.most_negative,
+                                        share >= k_negative_share_for_background
+                                            ? "; reconstruct refines the background (--no-refine-background: not)"
+                                            : ""));
+  }
   std::string const sources = i.mask_file.empty() ? (i.has_mask ? "" : " (no mask in file)")
                               : fmt::format(" ({}{}:{}{})", i.has_mask ? "the file's and " : "", i.mask_file,
                                             i.mask_dataset, i.mask_invert ? ", inverted" : "");

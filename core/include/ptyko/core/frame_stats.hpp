@@ -61,6 +61,13 @@ struct ValueSurvey {
 /// Nonzero values needed before their unit is read from them.
 inline constexpr double k_unit_evidence = 1000;
 
+/// The share of measured values that were negative (and read as 0) from
+/// which a run refines the background without --refine-background: those
+/// zeros lift the dark pixels' mean as a background would. Frames with a
+/// background subtracted have many (35 % with 2 counts per pixel subtracted
+/// from sparse counts); photon counts and a detector's marks none.
+inline constexpr double k_negative_share_for_background = 0.01;
+
 /// Detector units per photon that the values imply, when no
 /// --adu-per-photon says: 0 (unknown) for fractions; for whole numbers
 /// (with at least k_unit_evidence nonzero values) their common step when it
