@@ -55,36 +55,11 @@ using parallel::Datatype;
 using parallel::ReduceOp;
 using Positions = std::vector<std::array<double, 2>>;
 
-// --mask-above: a pixel that reaches `level` in any frame of any rank is
-// bad in all frames (saturated counters, hot pixels, module gaps filled
-// with the type's maximum), on every rank alike. Collective. Without the
-// option `level` is the data type's largest value (`type` names it): a
-// counter there has saturated and its count is lost.
-template <class T>
-void mask_pixels_reaching(Communicator const& comm, Exec const& space, LocalData<T, Exec>& data, double level,
-                          std::string const& input, Log& log, std::string const& type = "") {
-  std::vector<float> const local = pixel_maxima(space, data);
-  std::vector<double> maxima(local.begin(), local.end());
-  comm.allreduce(maxima.data(), maxima.size(), Datatype::float64, ReduceOp::max);
-  std::vector<std::uint8_t> bad(maxima.size());
-  std::size_t count = 0;
-  for (std::size_t k = 0; k < maxima.size(); ++k) count += bad[k] = maxima[k] >= level ? 1 : 0;
-  if (count > 0) mask_pixels(space, data, bad);
-  double const share = double(count) / double(maxima.size());
-  if (!type.empty()) {
-    if (count > 0)
-      log.warn(fmt::format("{}: {} pixel(s) ({:.2f} %) reach {:.0f}, the largest {} value, in some frame: saturated "
-                           "counters, masked in every frame (--mask-above LEVEL masks from another level instead)",
-                           input, count, 100 * share, level, type));
-  } else {
-    log.info(fmt::format("reconstruct: --mask-above {:g}: {} pixel(s) ({:.2f} %) reach it in some frame: masked",
-                         level, count, 100 * share));
-  }
-  if (share > 0.05)
-    log.warn(fmt::format("{}: --mask-above {:g} masks {:.1f} % of the detector: is the level below the real "
-                         "intensities? (ptyko info shows the brightest pixel)",
-                         input, level, 100 * share));
-}
+// Clipped frames: the frames' largest value, at least k_clipped_at_least,
+// held by at least k_clipped_values values and k_clipped_share of the frames'
+// count. Photon counts reach their largest value about once: the largest of
+// thousands of Poisson draws stands several deviations above the next.
+constexpr double k_clipped_at_least = 100, k_clipped_values = 10, k_clipped_share = 0.05;
 
 // One view's run in precision T: each stage reads what the earlier ones
 // set (the members, grouped below by the stage that sets them).
@@ -202,11 +177,7 @@ class ViewRun {
   void survey_frames() {
     mask_nonfinite_pixels();
     report_negative_values();
-    std::string const& type = m_layout.info.data_type;
-    if (m_cfg.mask_above)
-      mask_pixels_reaching(m_comm, m_space, m_data, *m_cfg.mask_above, m_input, m_log);
-    else if (double const ceiling = data_type_ceiling(type); ceiling > 0)
-      mask_pixels_reaching(m_comm, m_space, m_data, ceiling, m_input, m_log, type);
+    mask_saturated_pixels();
     check_counts();
     if (m_kept.size() < file_frames()) skip_frames();
     m_positions.reserve(m_kept.size());
@@ -236,6 +207,57 @@ class ViewRun {
     m_log.warn(fmt::format("{}: {} detector pixel(s) hold NaN or infinity in some frame (module gaps or bad pixels "
                            "without a mask): masked in every frame",
                            m_input, count));
+  }
+
+  // Pixels whose counts were lost (collective), each masked in every frame
+  // on every rank alike, and named: with --mask-above, those that reach its
+  // level in any frame; else those at the data type's largest value in any
+  // frame (saturated counters), then those at the frames' largest value
+  // when many values share it (a detector, or a program, clipping there:
+  // counts are never so many at their largest).
+  void mask_saturated_pixels() {
+    std::vector<float> const local = pixel_maxima(m_space, m_data);
+    std::vector<double> maxima(local.begin(), local.end());
+    m_comm.allreduce(maxima.data(), maxima.size(), Datatype::float64, ReduceOp::max);
+    auto mask_from = [&](double level) {
+      std::vector<std::uint8_t> bad(maxima.size());
+      std::size_t count = 0;
+      for (std::size_t k = 0; k < maxima.size(); ++k) {
+        count += bad[k] = maxima[k] >= level ? 1 : 0;
+        if (bad[k]) maxima[k] = 0;  // masked: its values are 0 now
+      }
+      if (count > 0) mask_pixels(m_space, m_data, bad);
+      return count;
+    };
+    double const pixels = double(maxima.size());
+    if (m_cfg.mask_above) {
+      double const level = *m_cfg.mask_above;
+      double const share = double(mask_from(level)) / pixels;
+      m_log.info(fmt::format("reconstruct: --mask-above {:g}: {:.0f} pixel(s) ({:.2f} %) reach it in some frame: masked",
+                             level, share * pixels, 100 * share));
+      if (share > 0.05)
+        m_log.warn(fmt::format("{}: --mask-above {:g} masks {:.1f} % of the detector: is the level below the real "
+                               "intensities? (ptyko info shows the brightest pixel)",
+                               m_input, level, 100 * share));
+      return;
+    }
+    std::string const& type = m_layout.info.data_type;
+    if (double const ceiling = data_type_ceiling(type); ceiling > 0)
+      if (std::size_t const count = mask_from(ceiling))
+        m_log.warn(fmt::format("{}: {} pixel(s) ({:.2f} %) reach {:.0f}, the largest {} value, in some frame: "
+                               "saturated counters, masked in every frame (--mask-above LEVEL masks from another "
+                               "level instead)",
+                               m_input, count, 100 * double(count) / pixels, ceiling, type));
+    double const top = *std::max_element(maxima.begin(), maxima.end());
+    if (top < k_clipped_at_least) return;
+    double at_top = double(count_pixels_at_least(m_space, m_data, float(top)));
+    m_comm.allreduce(&at_top, 1, Datatype::float64, ReduceOp::sum);
+    if (at_top < std::max(k_clipped_values, k_clipped_share * double(file_frames()))) return;
+    std::size_t const count = mask_from(top);
+    m_log.warn(fmt::format("{}: {:.0f} values in {} pixel(s) share the frames' largest value {:.6g}: a detector (or a "
+                           "program) clipping there; masked in every frame (--mask-above LEVEL masks from another "
+                           "level, one above {:.6g} keeps them)",
+                           m_input, at_top, count, top, top));
   }
 
   // What became of negative values (collective): a detector's marks were
@@ -322,18 +344,13 @@ class ViewRun {
   }
 
   // Every file frame's counts (collective); sorts the frames into kept and
-  // empty ones and warns about low counts and saturation.
+  // empty ones and warns about low counts.
   void check_counts() {
     std::size_t const N = file_frames();
     FrameStats const stats = frame_stats(m_space, m_data);
     std::vector<double> counts(N, 0.0);
     for (std::size_t f = 0; f < stats.counts.size(); ++f) counts[m_data.frame_ids[f]] = stats.counts[f];
     m_comm.allreduce(counts.data(), N, Datatype::float64, ReduceOp::sum);
-    double max_value = stats.max_value;
-    m_comm.allreduce(&max_value, 1, Datatype::float64, ReduceOp::max);
-    // (Pixels at the data type's largest value were masked: survey_frames.)
-    double at_max = max_value > 0 ? double(count_pixels_at_least(m_space, m_data, float(max_value))) : 0.0;
-    m_comm.allreduce(&at_max, 1, Datatype::float64, ReduceOp::sum);
 
     // Frames without a position in the file, or read as zeros for holding
     // no intensity in most pixels, are neither kept nor empty.
@@ -364,11 +381,6 @@ class ViewRun {
       m_log.warn(fmt::format("{}: only {:.3g} {} per frame on average (over measured pixels): very low for "
                              "ptychography; check the data (units, background subtraction, binning)",
                              m_input, mean_counts / adu, adu != 1 ? "photons" : "counts"));
-    if (max_value >= 100 && at_max >= std::max(10.0, 0.05 * double(N)))
-      m_log.warn(fmt::format("{}: {:.0f} pixels share the largest value {:.6g}: this looks like a saturated "
-                             "detector (or clipped data); mask them (--mask-above {:.6g}, or the file's or a --mask "
-                             "file's mask)",
-                             m_input, at_max, max_value, max_value));
   }
 
   // Renumbers the kept frames 0..K-1 and drops the others (empty, or

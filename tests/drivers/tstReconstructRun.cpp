@@ -528,8 +528,9 @@ TEST_F(Run, WarnsAboutRanksSharingACpu) {
 // saturated) are masked and named; at it in every frame (an Eiger's mark of
 // its gaps and bad pixels, or a pixel saturated throughout) they are masked
 // as marks are: the run equals that with those pixels in a --mask file.
-// --mask-above above the type's largest value keeps them. Float data clipped
-// at a common ceiling are named.
+// --mask-above above the type's largest value keeps them. Pixels at the
+// frames' largest value, when many values share it (frames clipped below
+// their type's largest), are masked too.
 TEST_F(Run, MasksSaturatedPixels) {
   auto t = simulated();
   for (std::size_t f = 0; f < t.n; ++f) {
@@ -555,12 +556,22 @@ TEST_F(Run, MasksSaturatedPixels) {
   EXPECT_FALSE(contains(kept.err, "saturated counters")) << kept.err;
   EXPECT_TRUE(contains(kept.out, "--mask-above 1e+09: 0 pixel(s)")) << kept.out;
 
-  // Float data clipped at a common ceiling.
+  // Float data clipped at a common ceiling, reached by two pixels in some
+  // frames: masked alike.
   t = simulated();
   for (std::size_t f = 0; f < t.n; ++f) t.at(f, 8, 8) = 1e6f;
+  for (std::size_t f = 0; f < t.n; f += 4) t.at(f, 8, 9) = 1e6f;
   t.write(file("clip.cxi"));
-  auto const c = ok({"reconstruct", "clip.cxi", "-o", "out.h5", "--epochs", "1", "-q", "--no-images"});
-  EXPECT_TRUE(contains(c.err, "20 pixels share the largest value 1e+06")) << c.err;
+  auto const c = ok({"reconstruct", "clip.cxi", "-o", "clip.h5", "--epochs", "2", "-q", "--no-images"});
+  EXPECT_TRUE(contains(c.err, "clip.cxi: 25 values in 2 pixel(s) share the frames' largest value 1e+06: a detector "
+                              "(or a program) clipping there; masked in every frame"))
+      << c.err;
+  write_mask_file(file("clipped.h5"), t.d, {{8, 8}, {8, 9}});
+  ok({"reconstruct", "clip.cxi", "-o", "masked.h5", "--epochs", "2", "-q", "--no-images", "--mask", "clipped.h5"});
+  expect_same_result(file("clip.h5"), file("masked.h5"), 1e-6);
+  // Photon counts share their largest value with no other: nothing masked.
+  auto const counts = ok({"reconstruct", "scan.cxi", "-o", "counts.h5", "--epochs", "1", "-q", "--no-images"});
+  EXPECT_FALSE(contains(counts.err, "masked")) << counts.err;
 }
 
 // The detector mask of another file (--mask, and --mask-invert for one
