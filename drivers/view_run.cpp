@@ -55,12 +55,6 @@ using parallel::Datatype;
 using parallel::ReduceOp;
 using Positions = std::vector<std::array<double, 2>>;
 
-// Clipped frames: the frames' largest value, at least k_clipped_at_least,
-// held by at least k_clipped_values values and k_clipped_share of the frames'
-// count. Photon counts reach their largest value about once: the largest of
-// thousands of Poisson draws stands several deviations above the next.
-constexpr double k_clipped_at_least = 100, k_clipped_values = 10, k_clipped_share = 0.05;
-
 // One view's run in precision T: each stage reads what the earlier ones
 // set (the members, grouped below by the stage that sets them).
 template <class T>
@@ -249,10 +243,10 @@ class ViewRun {
                                "level instead)",
                                m_input, count, 100 * double(count) / pixels, ceiling, type));
     double const top = *std::max_element(maxima.begin(), maxima.end());
-    if (top < k_clipped_at_least) return;
+    if (top < k_clipped_at_least) return;  // too low to tell a clip from counts
     double at_top = double(count_pixels_at_least(m_space, m_data, float(top)));
     m_comm.allreduce(&at_top, 1, Datatype::float64, ReduceOp::sum);
-    if (at_top < std::max(k_clipped_values, k_clipped_share * double(file_frames()))) return;
+    if (!looks_clipped(top, at_top, file_frames())) return;
     std::size_t const count = mask_from(top);
     m_log.warn(fmt::format("{}: {:.0f} values in {} pixel(s) share the frames' largest value {:.6g}: a detector (or a "
                            "program) clipping there; masked in every frame (--mask-above LEVEL masks from another "

@@ -69,6 +69,13 @@ DatasetSummary summarize_cxi(std::string const& path, PositionConvention const& 
           moment_y += v * y;
           moment_x += v * x;
           s.max_pixel = std::max(s.max_pixel, v);
+          if (!(ceiling > 0 && v >= ceiling)) {  // the largest value below the type's: a clip?
+            if (v > s.top_value) {
+              s.top_value = v;
+              s.at_top_value = 0;
+            }
+            s.at_top_value += v == s.top_value;
+          }
           bool const fraction = v != std::floor(v);
           s.fractional_pixels += fraction;
           ++s.measured_values;
@@ -174,6 +181,10 @@ std::string format_summary(DatasetSummary const& s) {
     line("saturated pixels", fmt::format("{} reach {:.0f}, the largest {} value, in some frame: reconstruct masks them "
                                          "(--mask-above above it keeps them)",
                                          s.saturated_pixels, data_type_ceiling(i.data_type), i.data_type));
+  if (looks_clipped(s.top_value, double(s.at_top_value), i.frames))
+    line("clipped values", fmt::format("{} share the largest value {:.6g}: a detector (or a program) clipping there; "
+                                       "reconstruct masks the pixels that reach it",
+                                       s.at_top_value, s.top_value));
   if (!i.marked_pixels.empty())
     line("marked pixels", fmt::format("{} hold the same mark ({}) in every frame looked at (a negative value or "
                                       "the data type's largest: a detector's marks of gaps and bad pixels): masked",

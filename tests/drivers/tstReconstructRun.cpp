@@ -562,6 +562,9 @@ TEST_F(Run, MasksSaturatedPixels) {
   for (std::size_t f = 0; f < t.n; ++f) t.at(f, 8, 8) = 1e6f;
   for (std::size_t f = 0; f < t.n; f += 4) t.at(f, 8, 9) = 1e6f;
   t.write(file("clip.cxi"));
+  EXPECT_TRUE(contains(ok({"info", "clip.cxi"}).out, "clipped values         25 share the largest value 1e+06: a "
+                                                     "detector (or a program) clipping there"));
+  EXPECT_FALSE(contains(ok({"info", "scan.cxi"}).out, "clipped values"));
   auto const c = ok({"reconstruct", "clip.cxi", "-o", "clip.h5", "--epochs", "2", "-q", "--no-images"});
   EXPECT_TRUE(contains(c.err, "clip.cxi: 25 values in 2 pixel(s) share the frames' largest value 1e+06: a detector "
                               "(or a program) clipping there; masked in every frame"))

@@ -5,6 +5,7 @@
 
 #include <ptyko/core/state.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -67,6 +68,20 @@ inline constexpr double k_unit_evidence = 1000;
 /// background subtracted have many (35 % with 2 counts per pixel subtracted
 /// from sparse counts); photon counts and a detector's marks none.
 inline constexpr double k_negative_share_for_background = 0.01;
+
+/// Clipped frames: the frames' largest value (below the data type's
+/// largest), at least k_clipped_at_least, held by at least k_clipped_values
+/// values and k_clipped_share of the frames' count; a run masks the pixels
+/// that reach it. Photon counts reach their largest value about once: the
+/// largest of thousands of Poisson draws stands several deviations above
+/// the next.
+inline constexpr double k_clipped_at_least = 100, k_clipped_values = 10, k_clipped_share = 0.05;
+
+/// True when `values` of the frames' values (over `frames` frames) share
+/// their largest value `top`: a detector or a program clipped them there.
+inline bool looks_clipped(double top, double values, std::size_t frames) {
+  return top >= k_clipped_at_least && values >= std::max(k_clipped_values, k_clipped_share * double(frames));
+}
 
 /// Detector units per photon that the values imply, when no
 /// --adu-per-photon says: 0 (unknown) for fractions; for whole numbers

@@ -23,6 +23,10 @@ struct DatasetSummary {
   /// Measured pixels at the data type's largest value in some frame
   /// (saturated counters; masked by reconstruct unless --mask-above says otherwise).
   std::size_t saturated_pixels = 0;
+  /// The largest value below the type's largest and how many values hold it
+  /// (looks_clipped: frames clipped there).
+  double top_value = 0;
+  std::size_t at_top_value = 0;
   /// Negative values at measured pixels (a subtracted background's noise),
   /// read as 0, and the most negative (0: none). A detector's marks are
   /// masked (CxiInfo::marked_pixels), not counted here.
