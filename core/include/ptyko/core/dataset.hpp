@@ -16,8 +16,9 @@ namespace ptyko {
 
 struct LoadOptions {
   PositionConvention convention;
-  /// Read a detector's marks (cxi_mask_marked_pixels) as 0 like every other
-  /// negative value, instead of masking their pixels (--clip-negative).
+  /// Look for no detector's marks (cxi_mask_marked_pixels, which would mask
+  /// their pixels): negative marks are then read as 0 like every other
+  /// negative value (--clip-negative).
   bool clip_negative = false;
   int margin = 8;              ///< object pixels kept beyond the outermost patches
   FrameCrop crop;              ///< the window of the stored frames to use (--crop)
